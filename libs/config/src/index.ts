@@ -1,0 +1,5 @@
+export * from './api-keys';
+export * from './config-error';
+export * from './config.module';
+export * from './encryption-keys';
+export * from './settings';

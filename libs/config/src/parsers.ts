@@ -1,0 +1,59 @@
+import { z } from 'zod';
+
+// Each helper takes the default as the *text* one would write in the environment, so a default goes
+// through the same validation as a value that was set (zod's `prefault`).
+
+/** Integer setting with bounds. */
+export const intSetting = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .trim()
+    .regex(/^-?\d+$/, 'must be an integer')
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
+    .prefault(String(def));
+
+/** Boolean setting: true/false, 1/0, yes/no, on/off (case-insensitive). */
+export const boolSetting = (def: boolean) =>
+  z
+    .string()
+    .trim()
+    .toLowerCase()
+    .refine((v) => ['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'].includes(v), 'must be true or false')
+    .transform((v) => ['true', '1', 'yes', 'on'].includes(v))
+    .prefault(String(def));
+
+export const urlSetting = (def: string, protocols: string[]) =>
+  z
+    .string()
+    .trim()
+    .refine((v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    }, `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`)
+    .prefault(def);
+
+/** A hexadecimal secret (the partner's shared key): even length, at least 16 bytes. */
+export const hexKeySetting = (def: string) =>
+  z
+    .string()
+    .trim()
+    .refine(
+      (v) => v.length >= 32 && v.length % 2 === 0 && /^[0-9a-fA-F]+$/.test(v),
+      'must be a hexadecimal string of an even length, at least 32 characters (16 bytes)',
+    )
+    .prefault(def);
+
+export const textSetting = (def: string, max = 1000) =>
+  z.string().trim().min(1, 'must not be empty').max(max, `must be at most ${max} characters`).prefault(def);
+
+export const enumSetting = <T extends string>(values: readonly [T, ...T[]], def: T) =>
+  z
+    .string()
+    .trim()
+    .refine((v) => (values as readonly string[]).includes(v), `must be one of ${values.join(', ')}`)
+    .transform((v) => v as T)
+    .prefault(def);

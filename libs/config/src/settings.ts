@@ -1,0 +1,113 @@
+import { z } from 'zod';
+import { parseSettings } from './config-error';
+import { boolSetting, enumSetting, hexKeySetting, intSetting, textSetting, urlSetting } from './parsers';
+import { parseApiKeys, type ApiClient } from './api-keys';
+import { parseEncryptionKeys, type EncryptionKey } from './encryption-keys';
+
+/**
+ * Local defaults: with nothing set, the service talks to the simulator on 127.0.0.1:4010 with the
+ * simulator's own default credentials, and to the local Postgres and Redis. Every default below is
+ * listed in .env.example. The development keys are public: PARTNER_ENV=production refuses them.
+ */
+export const LOCAL_DEFAULTS = {
+  PARTNER_API_KEY: 'sim-api-key',
+  PARTNER_IDENTIFIER: 'sim-identifier',
+  PARTNER_SHARED_KEY: '6b1f0c3e5a7d9b2c4e6f8a0b1c3d5e7f9a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d',
+  CARD_ENCRYPTION_KEYS: 'dev-1:ZGV2ZWxvcG1lbnQta2V5LW5vdC1mb3ItcHJvZHVjdGk=',
+  API_KEYS: 'local:local-dev-key',
+} as const;
+
+const timing = (def: number, min = 0) => intSetting(def, min, 24 * 3600 * 1000);
+
+export const serviceSchema = z
+  .object({
+    LOG_LEVEL: enumSetting(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    DATABASE_URL: urlSetting('postgresql://postgres@127.0.0.1:5432/cardpull', ['postgresql:', 'postgres:']),
+    DATABASE_POOL_SIZE: intSetting(10, 1, 500),
+    REDIS_URL: urlSetting('redis://127.0.0.1:6379/0', ['redis:', 'rediss:']),
+    /** Key prefix of every queue in Redis, so several deployments (or test suites) can share one Redis. */
+    REDIS_PREFIX: z
+      .string()
+      .trim()
+      .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 letters, digits, "_", "." or "-"')
+      .prefault('cardpull'),
+    PORT: intSetting(3000, 0, 65535),
+    HOST: textSetting('127.0.0.1'),
+    WORKER_PORT: intSetting(3001, 0, 65535),
+    API_KEYS: textSetting(LOCAL_DEFAULTS.API_KEYS, 100_000).transform((v, ctx) => parseApiKeys(v, ctx)),
+    PARTNER_ENV: enumSetting(['staging', 'production'], 'staging'),
+    PARTNER_BASE_URL: urlSetting('http://127.0.0.1:4010', ['http:', 'https:']),
+    PARTNER_API_KEY: textSetting(LOCAL_DEFAULTS.PARTNER_API_KEY),
+    PARTNER_IDENTIFIER: textSetting(LOCAL_DEFAULTS.PARTNER_IDENTIFIER),
+    PARTNER_SHARED_KEY: hexKeySetting(LOCAL_DEFAULTS.PARTNER_SHARED_KEY),
+    /** `example`: verb+url+payload+identifier+timestamp (the spec's worked example); `formula`: without the identifier. */
+    PARTNER_SIGNATURE_FORM: enumSetting(['example', 'formula'], 'example'),
+    CARD_ENCRYPTION_KEYS: textSetting(LOCAL_DEFAULTS.CARD_ENCRYPTION_KEYS, 100_000).transform((v, ctx) =>
+      parseEncryptionKeys(v, ctx),
+    ),
+    PARTNER_TIMEOUT_MS: timing(10_000, 100),
+    SYNC_RETRY_FIRST_DELAY_MS: timing(60_000),
+    SYNC_RETRY_INTERVAL_MS: timing(10_000, 1),
+    ASYNC_POLL_FIRST_DELAY_MS: timing(2_000),
+    ASYNC_POLL_INTERVAL_MIN_MS: timing(5_000, 1),
+    ASYNC_POLL_INTERVAL_MAX_MS: timing(10_000, 1),
+    /** How long an attempt with an unknown outcome is retried with its request ID before `needs_attention`. */
+    UNKNOWN_OUTCOME_WINDOW_MS: timing(30 * 60_000, 1),
+    SWEEP_INTERVAL_MS: timing(5_000, 100),
+    /** Maximum number of async attempts (request IDs) of one order that may end in status `error`. */
+    ASYNC_MAX_ATTEMPTS: intSetting(3, 1, 100),
+    WORKER_CONCURRENCY: intSetting(32, 1, 1000),
+    CATALOG_REFRESH_INTERVAL_MS: timing(5 * 60_000, 1000),
+  })
+  .superRefine((s, ctx) => {
+    if (s.ASYNC_POLL_INTERVAL_MIN_MS > s.ASYNC_POLL_INTERVAL_MAX_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ASYNC_POLL_INTERVAL_MIN_MS'],
+        message: `must not exceed ASYNC_POLL_INTERVAL_MAX_MS (${s.ASYNC_POLL_INTERVAL_MAX_MS})`,
+      });
+    }
+  });
+
+export type ServiceConfig = z.output<typeof serviceSchema>;
+export type { ApiClient, EncryptionKey };
+
+export const simSchema = z.object({
+  LOG_LEVEL: enumSetting(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+  SIM_HOST: textSetting('127.0.0.1'),
+  SIM_PORT: intSetting(4010, 0, 65535),
+  SIM_API_KEY: textSetting(LOCAL_DEFAULTS.PARTNER_API_KEY),
+  SIM_IDENTIFIER: textSetting(LOCAL_DEFAULTS.PARTNER_IDENTIFIER),
+  SIM_SHARED_KEY: hexKeySetting(LOCAL_DEFAULTS.PARTNER_SHARED_KEY),
+  /** `staging` adds a brand whose pulls always fail, as the spec warns staging may do. */
+  SIM_MODE: enumSetting(['staging', 'production'], 'staging'),
+  /** Enables the fault-injection and ledger API under /_sim. Never enable it where strangers can reach it. */
+  SIM_CONTROL: boolSetting(false),
+  /** Accepted clock difference between the Timestamp of a request and the simulator's clock. */
+  SIM_TIMESTAMP_WINDOW_S: intSetting(300, 1, 86_400),
+  /** How long a background (async) pull takes: `waiting` for the first half, `processing` for the second. */
+  SIM_ASYNC_DELAY_MS: intSetting(1_000, 0, 3_600_000),
+  /** How long a synchronous pull takes before the card is issued. */
+  SIM_SYNC_DELAY_MS: intSetting(0, 0, 3_600_000),
+  /** Starting balance, in currency units (the Balance resource's `amount`). */
+  SIM_INITIAL_BALANCE: z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d{1,2})?$/, 'must be a non-negative decimal amount with at most 2 decimals')
+    .transform(Number)
+    .prefault('1000000.00'),
+  /** Base URL the partner's clients use to reach the simulator, if it differs from the address it listens on. */
+  SIM_PUBLIC_BASE_URL: z
+    .string()
+    .trim()
+    .refine((v) => /^https?:\/\/[^/]+\/?$/.test(v), 'must be a URL such as https://partner.example.com (no path)')
+    .optional(),
+});
+
+export type SimConfig = z.output<typeof simSchema>;
+
+export const loadServiceConfig = (env: Record<string, string | undefined> = process.env): ServiceConfig =>
+  parseSettings(serviceSchema, env);
+
+export const loadSimConfig = (env: Record<string, string | undefined> = process.env): SimConfig =>
+  parseSettings(simSchema, env);

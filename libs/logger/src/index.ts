@@ -1,0 +1,3 @@
+export * from './job-context';
+export * from './logger.module';
+export * from './redaction';

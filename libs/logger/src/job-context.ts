@@ -1,0 +1,20 @@
+import type { PinoLogger } from 'nestjs-pino';
+
+/**
+ * Runs a job handler inside its own logging context, so every line logged while handling it carries
+ * the job's correlation id (the job id) and the order it works on.
+ */
+export function runInJobContext<T>(
+  logger: PinoLogger,
+  job: { id?: string | undefined; name: string; data: unknown },
+  fn: () => Promise<T>,
+): Promise<T> {
+  const data = (job.data ?? {}) as { orderId?: unknown };
+  return logger.runInContext(fn, {
+    bindings: {
+      correlationId: job.id ?? `${job.name}-${Date.now()}`,
+      job: job.name,
+      ...(typeof data.orderId === 'string' ? { orderId: data.orderId } : {}),
+    },
+  });
+}

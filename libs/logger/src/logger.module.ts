@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type DynamicModule, Module, RequestMethod } from '@nestjs/common';
+import { LoggerModule as PinoLoggerModule } from 'nestjs-pino';
+import pino from 'pino';
+import { REDACTED, REDACT_PATHS } from './redaction';
+
+export const CORRELATION_HEADER = 'x-correlation-id';
+
+export interface LoggerOptions {
+  /** Process name written on every line (api, worker, partner-sim). */
+  name: string;
+  level: string;
+  /** Where lines go; defaults to stdout. Tests pass a stream to read what was logged. */
+  stream?: pino.DestinationStream;
+}
+
+/** The pino options shared by Nest apps and plain scripts: JSON lines, ISO time, redaction. */
+export function pinoOptions(opts: LoggerOptions): pino.LoggerOptions {
+  return {
+    name: opts.name,
+    level: opts.level,
+    redact: { paths: REDACT_PATHS, censor: REDACTED },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+  };
+}
+
+/** A logger for code outside Nest (scripts, the start-up checks), with the same redaction. */
+export function createLogger(opts: LoggerOptions): pino.Logger {
+  return pino(pinoOptions(opts), opts.stream ?? pino.destination({ sync: true }));
+}
+
+const validCorrelationId = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+@Module({})
+export class LoggerModule {
+  /**
+   * nestjs-pino with one correlation id per HTTP request: taken from the caller's X-Correlation-Id when
+   * it is well-formed, otherwise a new UUID, and echoed in the response header. Jobs get theirs from
+   * `runInJobContext`.
+   */
+  static forRoot(opts: LoggerOptions): DynamicModule {
+    return PinoLoggerModule.forRoot({
+      pinoHttp: {
+        ...pinoOptions(opts),
+        stream: opts.stream,
+        genReqId: (req: IncomingMessage, res: ServerResponse) => {
+          const incoming = req.headers[CORRELATION_HEADER];
+          const id = typeof incoming === 'string' && validCorrelationId.test(incoming) ? incoming : randomUUID();
+          res.setHeader(CORRELATION_HEADER, id);
+          return id;
+        },
+        customProps: (req: IncomingMessage) => ({ correlationId: (req as IncomingMessage & { id?: unknown }).id }),
+        customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+        // Health probes and metrics scrapes would drown everything else.
+        autoLogging: { ignore: (req) => /^\/(health|metrics)/.test(req.url ?? '') },
+        serializers: {
+          req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+          res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+        },
+      },
+      // On Fastify, the default route only matches "/" after @fastify/middie's rewrite (see ../shared/STACK.md).
+      forRoutes: [{ path: '*splat', method: RequestMethod.ALL }],
+    }) as DynamicModule;
+  }
+}
