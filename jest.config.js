@@ -1,13 +1,18 @@
 /** @type {import('jest').Config} */
-const paths = {
-  '^@cardpull/(config|logger|db|partner-client|queue|testing|vault|orders)$': '<rootDir>/libs/$1/src',
-  '^@cardpull/(config|logger|db|partner-client|queue|testing|vault|orders)/(.*)$': '<rootDir>/libs/$1/src/$2',
-};
+const libs = 'config|logger|db|partner-client|queue|testing|vault|orders';
 module.exports = {
   rootDir: '.',
   moduleFileExtensions: ['js', 'json', 'ts'],
   testRegex: '.*\\.(spec|e2e-spec)\\.ts$',
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.jest.json' }] },
-  moduleNameMapper: paths,
+  moduleNameMapper: {
+    [`^@cardpull/(${libs})$`]: '<rootDir>/libs/$1/src',
+    [`^@cardpull/(${libs})/(.*)$`]: '<rootDir>/libs/$1/src/$2',
+  },
   testEnvironment: 'node',
+  globalSetup: '<rootDir>/test/global-setup.ts',
+  testTimeout: 60_000,
+  // Two cores here: suites start real HTTP servers, workers and child processes.
+  maxWorkers: 2,
 };

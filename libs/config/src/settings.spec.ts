@@ -1,6 +1,6 @@
 import { ConfigError, loadServiceConfig, loadSimConfig } from './index';
 
-const problemsOf = (env: Record<string, string>, load = loadServiceConfig) => {
+const problemsOf = (env: Record<string, string>, load: (env: Record<string, string>) => unknown = loadServiceConfig) => {
   try {
     load(env);
   } catch (error) {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type DynamicModule, Module, RequestMethod } from '@nestjs/common';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { LoggerModule as PinoLoggerModule } from 'nestjs-pino';
 import pino from 'pino';
 import { REDACTED, REDACT_PATHS } from './redaction';
@@ -33,6 +34,28 @@ export function createLogger(opts: LoggerOptions): pino.Logger {
 
 const validCorrelationId = /^[A-Za-z0-9_.:-]{1,128}$/;
 
+function correlationIdOf(req: IncomingMessage): string {
+  const incoming = req.headers[CORRELATION_HEADER];
+  return typeof incoming === 'string' && validCorrelationId.test(incoming) ? incoming : randomUUID();
+}
+
+/**
+ * The Fastify adapter every HTTP app uses: Fastify's request id is the correlation id (the caller's
+ * X-Correlation-Id when well-formed, else a UUID), echoed in the response; pino-http reuses it.
+ */
+export function createFastifyAdapter(options: { bodyLimit?: number; trustProxy?: boolean } = {}): FastifyAdapter {
+  const adapter = new FastifyAdapter({
+    bodyLimit: options.bodyLimit ?? 64 * 1024,
+    trustProxy: options.trustProxy ?? false,
+    requestIdHeader: false,
+    genReqId: correlationIdOf,
+  });
+  adapter.getInstance().addHook('onRequest', async (request, reply) => {
+    reply.header(CORRELATION_HEADER, request.id);
+  });
+  return adapter;
+}
+
 @Module({})
 export class LoggerModule {
   /**
@@ -45,9 +68,9 @@ export class LoggerModule {
       pinoHttp: {
         ...pinoOptions(opts),
         stream: opts.stream,
+        // Behind createFastifyAdapter the request already carries its id; this covers other adapters.
         genReqId: (req: IncomingMessage, res: ServerResponse) => {
-          const incoming = req.headers[CORRELATION_HEADER];
-          const id = typeof incoming === 'string' && validCorrelationId.test(incoming) ? incoming : randomUUID();
+          const id = correlationIdOf(req);
           res.setHeader(CORRELATION_HEADER, id);
           return id;
         },

@@ -1,0 +1,24 @@
+import { Global, Module, type OnModuleDestroy, Inject } from '@nestjs/common';
+import type { Pool } from 'pg';
+import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { PG_POOL, PrismaService, createPgPool } from './prisma.service';
+
+@Global()
+@Module({
+  providers: [
+    {
+      provide: PG_POOL,
+      inject: [SERVICE_CONFIG],
+      useFactory: (config: ServiceConfig) => createPgPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE),
+    },
+    PrismaService,
+  ],
+  exports: [PG_POOL, PrismaService],
+})
+export class DbModule implements OnModuleDestroy {
+  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+
+  async onModuleDestroy(): Promise<void> {
+    await this.pool.end().catch(() => undefined);
+  }
+}

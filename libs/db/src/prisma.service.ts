@@ -1,0 +1,28 @@
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { Pool } from 'pg';
+import { PrismaClient } from './generated/client';
+
+export const PG_POOL = Symbol('PG_POOL');
+
+/**
+ * The Prisma client over the pg driver adapter (no native engine). It shares one pg Pool with the
+ * repositories' raw SQL on hot paths, so the process holds DATABASE_POOL_SIZE connections in all.
+ */
+@Injectable()
+export class PrismaService extends PrismaClient implements OnModuleDestroy {
+  constructor(@Inject(PG_POOL) readonly pool: Pool) {
+    super({ adapter: new PrismaPg(pool) });
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.$disconnect();
+  }
+}
+
+export function createPgPool(databaseUrl: string, max: number): Pool {
+  const pool = new Pool({ connectionString: databaseUrl, max, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
+  // An idle client's error (Postgres restarted) must not crash the process; the next query reconnects.
+  pool.on('error', () => undefined);
+  return pool;
+}

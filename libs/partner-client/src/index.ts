@@ -1,0 +1,6 @@
+export * from './amounts';
+export * from './classify';
+export * from './outcome';
+export * from './partner-client';
+export * from './signature';
+export * from './types';

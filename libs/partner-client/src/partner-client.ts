@@ -1,0 +1,203 @@
+import { Pool } from 'undici';
+import { classify } from './classify';
+import type { PartnerEndpoint, PartnerOutcome } from './outcome';
+import {
+  parseBalance,
+  parseCardEnvelope,
+  parseGiftCard,
+  parseGiftCards,
+  parseInventory,
+  parsePullRequestEnvelope,
+} from './schemas';
+import { signRequest, type SignatureForm } from './signature';
+import type { Balance, Card, GiftCard, Inventory, PullRequest } from './types';
+
+export interface PartnerClientOptions {
+  baseUrl: string;
+  apiKey: string;
+  identifier: string;
+  sharedKeyHex: string;
+  signatureForm: SignatureForm;
+  /** Whole-call deadline (connect + answer), PARTNER_TIMEOUT_MS; the spec advises 10 s. */
+  timeoutMs: number;
+  /** Kept-alive connections to the partner. */
+  connections?: number;
+  logger?: { debug(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  /** Called after every call, for metrics. */
+  onCall?: (event: PartnerCallEvent) => void;
+  now?: () => number;
+}
+
+export interface PartnerCallEvent {
+  endpoint: PartnerEndpoint;
+  outcome: PartnerOutcome<unknown>['kind'];
+  reason?: string;
+  httpStatus?: number;
+  durationMs: number;
+}
+
+const API_PREFIX = '/partners/v1';
+const MAX_BODY_BYTES = 5 * 1024 * 1024;
+
+/**
+ * Typed client of the partner API: one method per endpoint, each signing its request and classifying the
+ * answer (see outcome.ts). No retries here: retrying is the jobs' business (invariant 2 lives there).
+ */
+export class PartnerClient {
+  private readonly pool: Pool;
+  private readonly origin: string;
+  private readonly basePath: string;
+
+  constructor(private readonly opts: PartnerClientOptions) {
+    const url = new URL(opts.baseUrl);
+    this.origin = url.origin;
+    this.basePath = url.pathname.replace(/\/+$/, '');
+    this.pool = new Pool(this.origin, {
+      connections: opts.connections ?? 64,
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 120_000,
+      headersTimeout: opts.timeoutMs,
+      bodyTimeout: opts.timeoutMs,
+      connect: { timeout: Math.min(opts.timeoutMs, 5_000) },
+    });
+  }
+
+  listGiftCards(): Promise<PartnerOutcome<GiftCard[]>> {
+    return this.call('listGiftCards', 'GET', '/gift_cards', undefined, parseGiftCards);
+  }
+
+  getGiftCard(code: string): Promise<PartnerOutcome<GiftCard>> {
+    return this.call('getGiftCard', 'GET', `/gift_cards/${encodeURIComponent(code)}`, undefined, parseGiftCard);
+  }
+
+  /** Synchronous pull. `requestId` must already be committed to our database (invariant 1). */
+  async createCard(requestId: string, giftCardCode: string, amount: number): Promise<PartnerOutcome<Card>> {
+    const body = { card: { amount, gift_card_code: giftCardCode } };
+    const out = await this.call('createCard', 'POST', '/cards', body, parseCardEnvelope, { 'x-requestid': requestId });
+    return out.kind === 'success' ? { ...out, value: out.value.card } : out;
+  }
+
+  async getCard(cardId: string): Promise<PartnerOutcome<Card>> {
+    const out = await this.call('getCard', 'GET', `/cards/${encodeURIComponent(cardId)}`, undefined, parseCardEnvelope);
+    return out.kind === 'success' ? { ...out, value: out.value.card } : out;
+  }
+
+  /** Asynchronous pull creation. `requestId` must already be committed to our database (invariant 1). */
+  async createPullRequest(requestId: string, giftCardCode: string, amount: number): Promise<PartnerOutcome<PullRequest>> {
+    const body = { pull_request: { amount, gift_card_code: giftCardCode, request_id: requestId } };
+    const out = await this.call('createPullRequest', 'POST', '/pull_requests', body, parsePullRequestEnvelope, {
+      'x-requestid': requestId,
+    });
+    return out.kind === 'success' ? { ...out, value: out.value.pull_request } : out;
+  }
+
+  async getPullRequest(requestId: string): Promise<PartnerOutcome<PullRequest>> {
+    const path = `/pull_requests/${encodeURIComponent(requestId)}`;
+    const out = await this.call('getPullRequest', 'GET', path, undefined, parsePullRequestEnvelope);
+    return out.kind === 'success' ? { ...out, value: out.value.pull_request } : out;
+  }
+
+  getInventory(giftCardCode: string): Promise<PartnerOutcome<Inventory>> {
+    return this.call('getInventory', 'GET', `/inventories/${encodeURIComponent(giftCardCode)}`, undefined, parseInventory);
+  }
+
+  getBalance(): Promise<PartnerOutcome<Balance>> {
+    return this.call('getBalance', 'GET', '/balance', undefined, parseBalance);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+
+  private async call<T>(
+    endpoint: PartnerEndpoint,
+    method: 'GET' | 'POST',
+    path: string,
+    body: unknown,
+    parse: (body: unknown) => T | undefined,
+    extraHeaders: Record<string, string> = {},
+  ): Promise<PartnerOutcome<T>> {
+    const started = performance.now();
+    const fullPath = `${this.basePath}${API_PREFIX}${path}`;
+    const authorization = signRequest(
+      {
+        apiKey: this.opts.apiKey,
+        identifier: this.opts.identifier,
+        sharedKeyHex: this.opts.sharedKeyHex,
+        form: this.opts.signatureForm,
+      },
+      { method, url: `${this.origin}${fullPath}`, body },
+      this.opts.now,
+    );
+    let outcome: PartnerOutcome<T>;
+    try {
+      const res = await this.pool.request({
+        method,
+        path: fullPath,
+        headers: {
+          authorization,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...extraHeaders,
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.opts.timeoutMs),
+      });
+      const text = await readText(res.body);
+      outcome = classify(endpoint, res.statusCode, parseJson(text), parse);
+    } catch (error) {
+      outcome = transportFailure(error);
+    }
+    const durationMs = performance.now() - started;
+    const event: PartnerCallEvent = {
+      endpoint,
+      outcome: outcome.kind,
+      durationMs,
+      ...(outcome.kind === 'unknown' ? { reason: outcome.reason } : {}),
+      ...('httpStatus' in outcome && outcome.httpStatus !== undefined ? { httpStatus: outcome.httpStatus } : {}),
+    };
+    this.opts.onCall?.(event);
+    // Never log bodies (cards) nor headers (signature): the event carries what an operator needs.
+    if (outcome.kind === 'success') this.opts.logger?.debug({ partnerCall: event }, `partner ${endpoint} ok`);
+    else this.opts.logger?.warn({ partnerCall: event, message: outcome.message }, `partner ${endpoint}: ${outcome.kind}`);
+    return outcome;
+  }
+}
+
+async function readText(body: { text(): Promise<string>; dump?: () => Promise<void> } & AsyncIterable<Buffer>) {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw Object.assign(new Error('partner answer too large'), { code: 'BODY_TOO_LARGE' });
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseJson(text: string): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function transportFailure<T>(error: unknown): PartnerOutcome<T> {
+  const err = error as { name?: string; code?: string; message?: string };
+  const timeout =
+    err.name === 'TimeoutError' ||
+    err.name === 'AbortError' ||
+    err.code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    err.code === 'UND_ERR_BODY_TIMEOUT' ||
+    err.code === 'UND_ERR_CONNECT_TIMEOUT' ||
+    err.code === 'UND_ERR_ABORTED';
+  if (timeout) return { kind: 'unknown', reason: 'timeout', message: `partner call timed out (${err.message ?? err.name})` };
+  if (err.code === 'BODY_TOO_LARGE') return { kind: 'unknown', reason: 'unparseable', message: 'partner answer too large' };
+  return {
+    kind: 'unknown',
+    reason: 'network',
+    message: `partner unreachable or connection broken: ${err.code ?? err.name ?? 'error'} ${err.message ?? ''}`.trim(),
+  };
+}

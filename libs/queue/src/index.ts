@@ -1,0 +1,2 @@
+export * from './queues';
+export * from './redis';

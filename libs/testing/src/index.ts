@@ -1,0 +1,4 @@
+export * from './log-capture';
+export * from './test-db';
+export * from './test-redis';
+export * from './wait';

@@ -1,0 +1,56 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+
+/**
+ * Every suite gets its own database, copied from a template that jest's global setup migrated once
+ * (test/global-setup.ts), so suites never see each other's rows and can run in parallel.
+ */
+export const TEMPLATE_DATABASE_URL =
+  process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/cardpull_test_template';
+
+export interface TestDatabase {
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+function adminUrl(url: string): string {
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  return admin.toString();
+}
+
+async function withAdmin<T>(url: string, fn: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: adminUrl(url) });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const template = new URL(TEMPLATE_DATABASE_URL);
+  const templateName = decodeURIComponent(template.pathname.slice(1));
+  const name = `cardpull_t_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await withAdmin(TEMPLATE_DATABASE_URL, async (client) => {
+    // CREATE DATABASE ... TEMPLATE needs the template to have no other session: retry briefly if one is closing.
+    for (let i = 0; ; i++) {
+      try {
+        await client.query(`CREATE DATABASE "${name}" TEMPLATE "${templateName}"`);
+        return;
+      } catch (error) {
+        if (i >= 20 || !/being accessed by other users/.test((error as Error).message)) throw error;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  });
+  const url = new URL(TEMPLATE_DATABASE_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    name,
+    drop: () => withAdmin(TEMPLATE_DATABASE_URL, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined),
+  };
+}
