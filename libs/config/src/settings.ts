@@ -56,6 +56,14 @@ export const serviceSchema = z
     SWEEP_INTERVAL_MS: timing(5_000, 100),
     /** Maximum number of async attempts (request IDs) of one order that may end in status `error`. */
     ASYNC_MAX_ATTEMPTS: intSetting(3, 1, 100),
+    /** How often an order waiting for funds or stock (awaiting_funds / awaiting_stock) checks the partner again. */
+    AWAIT_RECHECK_INTERVAL_MS: timing(60_000, 100),
+    /** How long an order may wait for funds or stock before it fails with the partner's reason. */
+    AWAIT_DEADLINE_MS: timing(24 * 3600_000, 1000),
+    /** While the partner refuses our credentials: how often the circuit probe calls GET /balance. */
+    CIRCUIT_PROBE_INTERVAL_MS: timing(10_000, 100),
+    /** While the circuit is open, steps that met it are retried after this delay (the queue is paused meanwhile). */
+    CIRCUIT_RETRY_MS: timing(5_000, 100),
     WORKER_CONCURRENCY: intSetting(32, 1, 1000),
     CATALOG_REFRESH_INTERVAL_MS: timing(5 * 60_000, 1000),
   })

@@ -5,7 +5,7 @@ import type { PinoLogger } from 'nestjs-pino';
  * the job's correlation id (the job id) and the order it works on.
  */
 export function runInJobContext<T>(
-  logger: PinoLogger,
+  logger: Pick<PinoLogger, 'runInContext'>,
   job: { id?: string | undefined; name: string; data: unknown },
   fn: () => Promise<T>,
 ): Promise<T> {

@@ -4,3 +4,4 @@ export * from './outcome';
 export * from './partner-client';
 export * from './signature';
 export * from './types';
+export * from './partner.module';

@@ -1,7 +1,7 @@
-import type { RedisOptions } from 'ioredis';
+import type { RedisOptions } from 'bullmq';
 import Redis from 'ioredis';
 
-/** ioredis options from REDIS_URL. */
+/** Connection options from REDIS_URL (BullMQ's RedisOptions, which ioredis accepts too). */
 export function redisOptions(redisUrl: string): RedisOptions {
   const url = new URL(redisUrl);
   const db = url.pathname.length > 1 ? Number(url.pathname.slice(1)) : 0;

@@ -2,3 +2,4 @@ export * from './log-capture';
 export * from './test-db';
 export * from './test-redis';
 export * from './wait';
+export * from './sim-harness';

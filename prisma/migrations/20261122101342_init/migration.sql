@@ -98,6 +98,20 @@ CREATE TABLE "catalog_gift_cards" (
     CONSTRAINT "catalog_gift_cards_pkey" PRIMARY KEY ("code")
 );
 
+-- CreateTable
+CREATE TABLE "partner_circuit" (
+    "id" INTEGER NOT NULL DEFAULT 1,
+    "state" TEXT NOT NULL DEFAULT 'closed',
+    "opened_at" TIMESTAMPTZ(3),
+    "closed_at" TIMESTAMPTZ(3),
+    "last_error_code" TEXT,
+    "last_error_message" TEXT,
+    "last_probe_at" TIMESTAMPTZ(3),
+    "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "partner_circuit_pkey" PRIMARY KEY ("id")
+);
+
 -- CreateIndex
 CREATE INDEX "orders_next_step_at_idx" ON "orders"("next_step_at");
 

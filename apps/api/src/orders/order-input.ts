@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { ApiError } from '@cardpull/platform';
+
+/** Largest amount we accept (minor units): far above any gift card, far below integer trouble. */
+export const MAX_AMOUNT = 100_000_000;
+const MAX_METADATA_BYTES = 4_096;
+const MAX_METADATA_DEPTH = 5;
+
+function depth(value: unknown): number {
+  if (value === null || typeof value !== 'object') return 0;
+  const children = Array.isArray(value) ? value : Object.values(value);
+  return 1 + children.reduce<number>((max, v) => Math.max(max, depth(v)), 0);
+}
+
+/** Body of POST /v1/orders. Unknown fields are refused, so a typo never silently changes an order. */
+export const createOrderSchema = z
+  .strictObject({
+    gift_card_code: z
+      .string()
+      .min(1, 'must not be empty')
+      .max(100, 'must be at most 100 characters')
+      .regex(/^[\x21-\x7E]+$/, 'must be printable ASCII without spaces'),
+    amount: z
+      .number('must be a number')
+      .int('must be an integer (minor units, e.g. cents)')
+      .positive('must be positive')
+      .max(MAX_AMOUNT, `must be at most ${MAX_AMOUNT}`),
+    mode: z.enum(['sync', 'async'], 'must be "sync" or "async"').default('sync'),
+    metadata: z
+      .record(z.string(), z.unknown(), 'must be a JSON object')
+      .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes of JSON`)
+      .refine((m) => depth(m) <= MAX_METADATA_DEPTH, `must be nested at most ${MAX_METADATA_DEPTH} levels deep`)
+      .optional(),
+  })
+  .meta({
+    examples: [{ gift_card_code: 'ACME-BOOKS-FIXED', amount: 2500, mode: 'sync', metadata: { cart_id: 'c-1234' } }],
+  });
+
+export type CreateOrderInput = z.output<typeof createOrderSchema>;
+
+export function parseCreateOrder(body: unknown): CreateOrderInput {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new ApiError(400, 'invalid_request', 'The body must be a JSON object');
+  }
+  const result = createOrderSchema.safeParse(body);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  if (issue.code === 'unrecognized_keys') {
+    throw new ApiError(400, 'invalid_request', `Unknown field(s): ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`);
+  }
+  const field = issue.path.length ? issue.path.map(String).join('.') : 'body';
+  const message = issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message;
+  throw new ApiError(400, 'invalid_request', `${field}: ${message}`);
+}
+
+/** Idempotency-Key: required, 1-255 visible ASCII characters. */
+export function parseIdempotencyKey(header: unknown): string {
+  if (header === undefined || header === '') {
+    throw new ApiError(400, 'idempotency_key_missing', 'The Idempotency-Key header is required');
+  }
+  if (typeof header !== 'string' || header.length > 255 || !/^[\x21-\x7E]+$/.test(header)) {
+    throw new ApiError(400, 'idempotency_key_invalid', 'Idempotency-Key must be 1-255 visible ASCII characters');
+  }
+  return header;
+}
+
+/** `?wait=N`: seconds to hold the answer until the order is terminal, at most 30. */
+export function parseWait(value: unknown): number {
+  if (value === undefined || value === '') return 0;
+  if (typeof value !== 'string' || !/^\d{1,2}$/.test(value) || Number(value) > 30) {
+    throw new ApiError(400, 'invalid_request', 'wait must be an integer number of seconds between 0 and 30');
+  }
+  return Number(value);
+}

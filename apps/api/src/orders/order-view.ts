@@ -1,0 +1,87 @@
+import type { OrderDetail } from '@cardpull/orders';
+import { Vault, cardContext } from '@cardpull/vault';
+
+export interface OrderView {
+  id: string;
+  idempotency_key: string;
+  client: string;
+  status: string;
+  mode: string;
+  gift_card_code: string;
+  amount: number;
+  metadata: unknown;
+  attempts: {
+    request_id: string;
+    kind: string;
+    state: string;
+    partner_status: string | null;
+    error: { code: string; message: string } | null;
+    call_count: number;
+    created_at: string;
+    updated_at: string;
+  }[];
+  card: {
+    id: string;
+    code: string;
+    pin_code: string | null;
+    expire_at: string | null;
+    amount: number;
+    gift_card_code: string;
+    pdf_url: string | null;
+  } | null;
+  error: { code: string; message: string } | null;
+  created_at: string;
+  updated_at: string;
+  completed_at: string | null;
+}
+
+/** Everything but the last four characters, so a support agent can match a card without seeing it. */
+export const mask = (secret: string): string => (secret.length <= 4 ? '****' : `${'*'.repeat(secret.length - 4)}${secret.slice(-4)}`);
+
+/**
+ * The Order resource of the internal API. Code and PIN are decrypted only for callers with cards:read
+ * (invariant 7); the others see them masked.
+ */
+export function toOrderView(detail: OrderDetail, vault: Vault, canReadCards: boolean): OrderView {
+  const { order, attempts, card } = detail;
+  const err = (code: string | null, message: string | null) => (code ? { code, message: message ?? '' } : null);
+  let cardView: OrderView['card'] = null;
+  if (card) {
+    const code = vault.open({ keyId: card.keyId, blob: card.codeEnc }, cardContext(card.id, 'code'));
+    const pin = card.pinEnc ? vault.open({ keyId: card.keyId, blob: card.pinEnc }, cardContext(card.id, 'pin')) : null;
+    cardView = {
+      id: card.partnerCardId,
+      code: canReadCards ? code : mask(code),
+      pin_code: pin === null ? null : canReadCards ? pin : '****',
+      expire_at: card.expireAt?.toISOString() ?? null,
+      amount: card.amount,
+      gift_card_code: card.giftCardCode,
+      pdf_url: card.pdfUrl,
+    };
+  }
+  return {
+    id: order.id,
+    idempotency_key: order.idempotencyKey,
+    client: order.client,
+    status: order.status,
+    mode: order.mode,
+    gift_card_code: order.giftCardCode,
+    amount: order.amount,
+    metadata: order.metadata ?? null,
+    attempts: attempts.map((a) => ({
+      request_id: a.requestId,
+      kind: a.kind,
+      state: a.state,
+      partner_status: a.partnerStatus,
+      error: err(a.errorCode, a.errorMessage),
+      call_count: a.callCount,
+      created_at: a.createdAt.toISOString(),
+      updated_at: a.updatedAt.toISOString(),
+    })),
+    card: cardView,
+    error: err(order.errorCode, order.errorMessage),
+    created_at: order.createdAt.toISOString(),
+    updated_at: order.updatedAt.toISOString(),
+    completed_at: order.completedAt?.toISOString() ?? null,
+  };
+}

@@ -1,0 +1,85 @@
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { ORDER_STATUSES } from '@cardpull/orders';
+import { OrdersRepository } from '@cardpull/orders';
+import { ApiError } from '@cardpull/platform';
+import { Vault } from '@cardpull/vault';
+import { ApiKeyGuard, RequireScope, type AuthedRequest } from '../auth/api-key.guard';
+import { parseCreateOrder, parseIdempotencyKey, parseWait } from './order-input';
+import { toOrderView } from './order-view';
+import { OrdersService } from './orders.service';
+
+const cursorOf = (id: string) => Buffer.from(id, 'utf8').toString('base64url');
+const idOfCursor = (cursor: string) => {
+  const id = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!/^[0-9a-f-]{36}$/i.test(id)) throw new ApiError(400, 'invalid_request', 'cursor is not one this API returned');
+  return id;
+};
+
+@Controller('v1/orders')
+@UseGuards(ApiKeyGuard)
+export class OrdersController {
+  constructor(
+    private readonly orders: OrdersService,
+    private readonly repo: OrdersRepository,
+    private readonly vault: Vault,
+  ) {}
+
+  @Post()
+  @RequireScope('orders:write')
+  @HttpCode(202)
+  async create(
+    @Req() req: AuthedRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Headers('idempotency-key') idempotencyKey: unknown,
+    @Body() body: unknown,
+    @Query('wait') wait: unknown,
+  ) {
+    const key = parseIdempotencyKey(idempotencyKey);
+    const input = parseCreateOrder(body);
+    const seconds = parseWait(wait);
+    const { created, detail } = await this.orders.create(req.apiClient, key, input);
+    if (!created) void reply.status(200);
+    const final = await this.orders.waitForTerminal(detail.order.id, req.apiClient.client, seconds, detail);
+    return { order: toOrderView(final, this.vault, req.apiClient.scopes.has('cards:read')) };
+  }
+
+  @Get(':id')
+  @RequireScope('orders:read')
+  async get(@Req() req: AuthedRequest, @Param('id') id: string, @Query('wait') wait: unknown) {
+    const seconds = parseWait(wait);
+    const detail = await this.orders.get(id, req.apiClient.client);
+    const final = await this.orders.waitForTerminal(id, req.apiClient.client, seconds, detail);
+    return { order: toOrderView(final, this.vault, req.apiClient.scopes.has('cards:read')) };
+  }
+
+  @Get()
+  @RequireScope('orders:read')
+  async list(@Req() req: AuthedRequest, @Query() query: Record<string, unknown>) {
+    const { status, gift_card_code: giftCardCode, limit, cursor, ...rest } = query;
+    const unknown = Object.keys(rest);
+    if (unknown.length) throw new ApiError(400, 'invalid_request', `Unknown query parameter(s): ${unknown.join(', ')}`);
+    if (status !== undefined && !(ORDER_STATUSES as readonly unknown[]).includes(status)) {
+      throw new ApiError(400, 'invalid_request', `status must be one of ${ORDER_STATUSES.join(', ')}`);
+    }
+    if (giftCardCode !== undefined && typeof giftCardCode !== 'string') throw new ApiError(400, 'invalid_request', 'gift_card_code must be a string');
+    if (limit !== undefined && (typeof limit !== 'string' || !/^\d{1,3}$/.test(limit) || +limit < 1 || +limit > 100)) {
+      throw new ApiError(400, 'invalid_request', 'limit must be an integer between 1 and 100');
+    }
+    if (cursor !== undefined && typeof cursor !== 'string') throw new ApiError(400, 'invalid_request', 'cursor must be a string');
+    const pageSize = limit === undefined ? 20 : Number(limit);
+    const rows = await this.repo.list({
+      client: req.apiClient.client,
+      status: status as never,
+      giftCardCode: giftCardCode as string | undefined,
+      beforeId: cursor ? idOfCursor(cursor as string) : undefined,
+      limit: pageSize + 1,
+    });
+    const page = rows.slice(0, pageSize);
+    const canRead = req.apiClient.scopes.has('cards:read');
+    return {
+      orders: page.map((d) => toOrderView(d, this.vault, canRead)),
+      next_cursor: rows.length > pageSize ? cursorOf(page[page.length - 1]!.order.id) : null,
+    };
+  }
+}

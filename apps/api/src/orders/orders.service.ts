@@ -1,0 +1,110 @@
+import { Injectable } from '@nestjs/common';
+import type { ApiClient } from '@cardpull/config';
+import type { OrderStatus } from '@cardpull/db';
+import { OrderQueue, OrdersRepository, TERMINAL_STATUSES, requestHash, type OrderDetail } from '@cardpull/orders';
+import { checkAmount } from '@cardpull/partner-client';
+import { ApiError } from '@cardpull/platform';
+import { CatalogService } from '../catalog/catalog.service';
+import type { CreateOrderInput } from './order-input';
+
+export type IntakeResult = { created: boolean; detail: OrderDetail };
+
+/**
+ * Intake: validate against the cached catalog (with the partner's own error codes and messages), commit
+ * the order and its first request ID in one statement, then enqueue its first step with a fixed job id.
+ * If Redis is down the order is still accepted: it is durable, and the sweeper enqueues it.
+ */
+@Injectable()
+export class OrdersService {
+  constructor(
+    private readonly repo: OrdersRepository,
+    private readonly queue: OrderQueue,
+    private readonly catalog: CatalogService,
+  ) {}
+
+  async create(client: ApiClient, idempotencyKey: string, input: CreateOrderInput): Promise<IntakeResult> {
+    const hash = requestHash(input);
+    const refusal = await this.validate(input);
+    if (refusal) {
+      // A replay of an order accepted before the catalog changed is still a replay.
+      const existing = await this.repo.findByKey(client.client, idempotencyKey);
+      if (!existing) throw refusal;
+      return this.replayOrConflict(existing.requestHash === hash, existing.id, client.client);
+    }
+    const result = await this.repo.create({
+      client: client.client,
+      idempotencyKey,
+      requestHash: hash,
+      mode: input.mode,
+      giftCardCode: input.gift_card_code,
+      amount: input.amount,
+      metadata: input.metadata,
+    });
+    if (result.kind !== 'created') return this.replayOrConflict(result.kind === 'replay', result.order.id, client.client);
+    const { order } = result;
+    await this.queue.schedule({ orderId: order.id, stepSeq: order.stepSeq, step: order.nextStep!, at: order.nextStepAt ?? new Date() });
+    return {
+      created: true,
+      detail: {
+        order,
+        attempts: [
+          {
+            requestId: result.requestId,
+            orderId: order.id,
+            seq: 1,
+            kind: order.mode,
+            state: 'created',
+            partnerStatus: null,
+            errorCode: null,
+            errorMessage: null,
+            callCount: 0,
+            firstSentAt: null,
+            lastSentAt: null,
+            unknownSince: null,
+            createdAt: order.createdAt,
+            updatedAt: order.createdAt,
+          },
+        ],
+        card: null,
+      },
+    };
+  }
+
+  async get(orderId: string, client: string): Promise<OrderDetail> {
+    const detail = /^[0-9a-f-]{36}$/i.test(orderId) ? await this.repo.detail(orderId, client) : null;
+    if (!detail) throw new ApiError(404, 'order_not_found', `No order ${orderId}`);
+    return detail;
+  }
+
+  /**
+   * Long-poll (`?wait=N`): answers as soon as the order is terminal, or after N seconds with its current
+   * state. The pull itself runs in the worker; this only watches the row.
+   */
+  async waitForTerminal(orderId: string, client: string, seconds: number, current: OrderDetail): Promise<OrderDetail> {
+    const terminal = (s: OrderStatus) => TERMINAL_STATUSES.includes(s) || s === 'needs_attention';
+    if (seconds <= 0 || terminal(current.order.status)) return current;
+    const deadline = Date.now() + seconds * 1000;
+    let interval = 50;
+    while (Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, Math.min(interval, deadline - Date.now())));
+      interval = Math.min(interval * 2, 500);
+      const status = (await this.repo.statuses([orderId])).get(orderId);
+      if (status && terminal(status)) break;
+    }
+    return this.get(orderId, client);
+  }
+
+  private async validate(input: CreateOrderInput): Promise<ApiError | null> {
+    const giftCard = await this.catalog.find(input.gift_card_code);
+    if (!giftCard) return new ApiError(404, 'gift_card_not_found', `Gift card ${input.gift_card_code} not found`);
+    const check = checkAmount(giftCard.code, giftCard.facial_values, input.amount);
+    return check.ok ? null : new ApiError(422, 'invalid_amount', check.message);
+  }
+
+  private async replayOrConflict(sameBody: boolean, orderId: string, client: string): Promise<IntakeResult> {
+    if (!sameBody) {
+      throw new ApiError(409, 'idempotency_key_reused', 'This Idempotency-Key was already used with a different request body');
+    }
+    return { created: false, detail: await this.get(orderId, client) };
+  }
+}

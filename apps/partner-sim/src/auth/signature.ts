@@ -1,0 +1,87 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { SimConfig } from '@cardpull/config';
+import {
+  hexDigestsEqual,
+  hmacHex,
+  parseAuthorization,
+  signaturePayload,
+  signingToken,
+  type SignatureForm,
+} from '@cardpull/partner-client/signature';
+import type { ParsedBody } from '../common/request-context';
+import { PartnerError } from '../common/partner-error';
+
+export interface SignedRequest {
+  method: string;
+  /** The path (and query, if any) exactly as received. */
+  path: string;
+  host: string | undefined;
+  authorization: string | undefined;
+  body: ParsedBody;
+}
+
+const FORMS: readonly SignatureForm[] = ['example', 'formula'];
+
+/**
+ * The spec's Authentication rules (see ../shared/ARCHITECTURE.md, Signature). Returns null when the request
+ * is accepted, otherwise the 401 to answer:
+ *  - header missing or malformed, unknown API key or identifier: `unauthorized`;
+ *  - Timestamp further than SIM_TIMESTAMP_WINDOW_S from our clock: `unauthorized` (the window is not shown
+ *    by the spec; our choice: the credentials are well-formed but the request is not accepted);
+ *  - no candidate token gives the signature: `invalid_signature`.
+ * Every form the spec allows is a candidate: with or without the identifier, a GET's payload part empty or
+ * left out, the URL from the Host header or from SIM_PUBLIC_BASE_URL.
+ */
+export function verifySignature(config: SimConfig, req: SignedRequest, nowMs = Date.now()): PartnerError | null {
+  const auth = parseAuthorization(req.authorization);
+  if (!auth) {
+    return new PartnerError(401, 'unauthorized', 'Missing or malformed Authorization header');
+  }
+  // Both checked (no early exit), each in constant time.
+  const knownKey = safeEqual(auth.apiKey, config.SIM_API_KEY);
+  const knownId = safeEqual(auth.identifier, config.SIM_IDENTIFIER);
+  if (!knownKey || !knownId) {
+    return new PartnerError(401, 'unauthorized', 'Unknown API key or identifier');
+  }
+  if (Math.abs(nowMs / 1000 - Number(auth.timestamp)) > config.SIM_TIMESTAMP_WINDOW_S) {
+    return new PartnerError(
+      401,
+      'unauthorized',
+      `Timestamp is more than ${config.SIM_TIMESTAMP_WINDOW_S} seconds away from the server time`,
+    );
+  }
+  let match = false;
+  for (const token of candidateTokens(config, req, auth.identifier, auth.timestamp)) {
+    // Evaluated for every candidate: no early exit that would tell which form came close.
+    match = hexDigestsEqual(hmacHex(token, config.SIM_SHARED_KEY), auth.signature) || match;
+  }
+  return match ? null : new PartnerError(401, 'invalid_signature', 'Signature does not match the request');
+}
+
+function candidateTokens(config: SimConfig, req: SignedRequest, identifier: string, timestamp: string): string[] {
+  const urls = [`http://${req.host ?? ''}${req.path}`];
+  if (config.SIM_PUBLIC_BASE_URL) urls.push(`${config.SIM_PUBLIC_BASE_URL.replace(/\/$/, '')}${req.path}`);
+  const payload = payloadOf(req.body);
+  const omitOptions = req.method.toUpperCase() === 'GET' && payload === '' ? [false, true] : [false];
+  const tokens: string[] = [];
+  for (const url of urls) {
+    for (const form of FORMS) {
+      for (const omitEmptyPayload of omitOptions) {
+        tokens.push(signingToken({ method: req.method, url, payload, identifier, timestamp, form, omitEmptyPayload }));
+      }
+    }
+  }
+  return tokens;
+}
+
+/** POST: the canonical JSON of the body. A body that is not JSON cannot be canonicalised: its text, lowercased. */
+function payloadOf(body: ParsedBody): string {
+  if (body.kind === 'json') return signaturePayload(body.value);
+  if (body.kind === 'invalid') return body.raw.toLowerCase();
+  return '';
+}
+
+function safeEqual(a: string, b: string): boolean {
+  // Hashing first gives equal lengths, so timingSafeEqual never leaks the expected length.
+  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
+}

@@ -1,0 +1,49 @@
+import { Controller, Get, Param, Req, Res, UseGuards } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ok, type SimAnswer } from '../common/answer';
+import { PartnerError } from '../common/partner-error';
+import { SignatureGuard } from '../auth/signature.guard';
+import { ResponderService } from '../faults/responder.service';
+import { SimStateService } from '../state/sim-state.service';
+import { inventoryOf } from './inventory';
+
+/**
+ * The read-only partner endpoints. Their errors are not shown by the spec; our choice: an unknown gift card
+ * code (the :id of both GET /gift_cards/:id and GET /inventories/:id) is 404 gift_card_not_found.
+ */
+@Controller('partners/v1')
+@UseGuards(SignatureGuard)
+export class CatalogController {
+  constructor(
+    private readonly state: SimStateService,
+    private readonly responder: ResponderService,
+  ) {}
+
+  @Get('gift_cards')
+  list(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    return this.responder.read(req, reply, { kind: 'read' }, () => ok([...this.state.world.giftCards.values()]));
+  }
+
+  @Get('gift_cards/:id')
+  show(@Req() req: FastifyRequest, @Res() reply: FastifyReply, @Param('id') code: string): Promise<void> {
+    return this.responder.read(req, reply, { kind: 'read', giftCardCode: code }, () => {
+      const giftCard = this.state.world.giftCards.get(code);
+      return giftCard ? ok(giftCard) : notFound(code);
+    });
+  }
+
+  @Get('inventories/:id')
+  inventory(@Req() req: FastifyRequest, @Res() reply: FastifyReply, @Param('id') code: string): Promise<void> {
+    return this.responder.read(req, reply, { kind: 'read', giftCardCode: code }, () => {
+      const inventory = inventoryOf(this.state.world, code);
+      return inventory ? ok(inventory) : notFound(code);
+    });
+  }
+
+  @Get('balance')
+  balance(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    return this.responder.read(req, reply, { kind: 'read' }, () => ok({ balance: { amount: this.state.world.balance } }));
+  }
+}
+
+const notFound = (code: string): SimAnswer => PartnerError.giftCardNotFound(code).toAnswer();

@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { SimStateService } from '../state/sim-state.service';
+import type { SimRequestContext } from './request-context';
+
+const PARTNER_PREFIX = '/partners/v1/';
+const SYNC_PULL_PATH = '/partners/v1/cards';
+const PULL_REQUEST_PATH = /^\/partners\/v1\/pull_requests\/([^/?]+)$/;
+
+/**
+ * Per-request bookkeeping, in Fastify hooks so it covers every partner request, rejected ones included:
+ *  - the ledger row (opened on arrival, its status written when the answer is sent);
+ *  - POST /cards: the request ID. The spec does not show where a generated one is returned: we always
+ *    echo it in the X-RequestId response header (set here, so even a 401 carries it).
+ */
+export function registerRequestHooks(fastify: FastifyInstance, state: SimStateService): void {
+  // Declared up front (Fastify's advice for request properties); each request gets its own object on arrival.
+  fastify.decorateRequest('sim', null as unknown as SimRequestContext);
+
+  fastify.addHook('onRequest', async (req, reply) => {
+    req.sim = { entry: null, requestId: null, body: { kind: 'none' } };
+    const path = req.originalUrl.split('?')[0] ?? '';
+    if (!path.startsWith(PARTNER_PREFIX)) return;
+    if (req.method === 'POST' && path === SYNC_PULL_PATH) {
+      const given = req.headers['x-requestid'];
+      req.sim.requestId = typeof given === 'string' && given.trim() !== '' ? given : randomUUID();
+      reply.header('X-RequestId', req.sim.requestId);
+    }
+    const pathId = req.method === 'GET' ? PULL_REQUEST_PATH.exec(path)?.[1] : undefined;
+    req.sim.entry = state.world.ledger.openRequest(
+      req.method,
+      path,
+      req.sim.requestId ?? (pathId === undefined ? null : decodeURIComponent(pathId)),
+    );
+  });
+
+  // The async pull's request ID is in the body, parsed only now.
+  fastify.addHook('preHandler', async (req) => {
+    if (req.sim.entry && req.sim.entry.request_id === null) req.sim.entry.request_id = bodyRequestId(req);
+  });
+
+  fastify.addHook('onSend', async (req, reply, payload) => {
+    if (req.sim?.entry) req.sim.entry.status = reply.statusCode;
+    return payload;
+  });
+}
+
+function bodyRequestId(req: FastifyRequest): string | null {
+  if (req.sim.body.kind !== 'json') return null;
+  const wrapper = (req.sim.body.value as { pull_request?: { request_id?: unknown } } | null)?.pull_request;
+  return typeof wrapper?.request_id === 'string' ? wrapper.request_id : null;
+}

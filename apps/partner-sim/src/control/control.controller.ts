@@ -1,0 +1,107 @@
+import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { SIM_CONFIG, type SimConfig } from '@cardpull/config';
+import type { Inventory } from '@cardpull/partner-client/types';
+import { PartnerError } from '../common/partner-error';
+import { inventoryOf } from '../catalog/inventory';
+import { FaultRegistry } from '../faults/fault-registry';
+import { faultSpecSchema, type Fault } from '../faults/fault-spec';
+import type { LedgerCard, LedgerRequest } from '../ledger/ledger';
+import { SimStateService } from '../state/sim-state.service';
+import { balanceBodySchema, parseControlBody, stockBodySchema } from './control-bodies';
+import { setStock } from './stock';
+
+export interface SimStateView {
+  mode: SimConfig['SIM_MODE'];
+  balance: number;
+  stocks: Record<string, { unlimited: true } | { unlimited: false; quantities: Record<string, number> }>;
+  counts: { cards: number; pull_requests: number; sync_pulls: number };
+}
+
+export interface LedgerView {
+  requests: LedgerRequest[];
+  cards: LedgerCard[];
+}
+
+/**
+ * The fault-injection and inspection API (registered only when SIM_CONTROL is on; no signature). It answers
+ * with card codes and PINs (the ledger): never expose it where strangers can reach it.
+ */
+@Controller('_sim')
+export class ControlController {
+  constructor(
+    @Inject(SIM_CONFIG) private readonly config: SimConfig,
+    private readonly state: SimStateService,
+    private readonly faults: FaultRegistry,
+  ) {}
+
+  /** Back to the seed: catalog, stocks, balance, pulls, pull requests, cards, ledger and faults. */
+  @Post('reset')
+  @HttpCode(200)
+  reset(): { reset: true } {
+    this.state.reset();
+    this.faults.clear();
+    return { reset: true };
+  }
+
+  @Put('balance')
+  setBalance(@Req() req: FastifyRequest): { balance: { amount: number } } {
+    const { amount } = parseControlBody(req, balanceBodySchema);
+    this.state.world.balance = amount;
+    return { balance: { amount: this.state.world.balance } };
+  }
+
+  @Put('stock')
+  setStock(@Req() req: FastifyRequest): Inventory {
+    const body = parseControlBody(req, stockBodySchema);
+    setStock(this.state.world, body);
+    return inventoryOf(this.state.world, body.gift_card_code)!;
+  }
+
+  @Post('faults')
+  addFault(@Req() req: FastifyRequest): { id: string } {
+    return { id: this.faults.add(parseControlBody(req, faultSpecSchema)).id };
+  }
+
+  @Get('faults')
+  listFaults(): { faults: Fault[] } {
+    return { faults: this.faults.list() };
+  }
+
+  @Delete('faults')
+  clearFaults(): { cleared: number } {
+    return { cleared: this.faults.clear() };
+  }
+
+  @Delete('faults/:id')
+  @HttpCode(204)
+  removeFault(@Param('id') id: string): void {
+    if (!this.faults.remove(id)) throw new PartnerError(404, 'fault_not_found', `Fault ${id} not found`);
+  }
+
+  @Get('ledger')
+  ledger(@Query('since') since?: string): LedgerView {
+    const sinceMs = since === undefined ? undefined : Date.parse(since);
+    if (sinceMs !== undefined && Number.isNaN(sinceMs)) {
+      throw PartnerError.badRequest(`since must be an ISO 8601 time, got ${since}`);
+    }
+    return this.state.world.ledger.view(sinceMs);
+  }
+
+  @Get('state')
+  view(): SimStateView {
+    const world = this.state.world;
+    const stocks: SimStateView['stocks'] = {};
+    for (const [code, stock] of world.stocks) {
+      stocks[code] = stock.unlimited
+        ? { unlimited: true }
+        : { unlimited: false, quantities: Object.fromEntries([...stock.quantities].map(([fv, q]) => [String(fv), q])) };
+    }
+    return {
+      mode: this.config.SIM_MODE,
+      balance: world.balance,
+      stocks,
+      counts: { cards: world.cards.size, pull_requests: world.pullRequests.size, sync_pulls: world.syncPulls.size },
+    };
+  }
+}

@@ -1,0 +1,73 @@
+import { STATUS_CODES } from 'node:http';
+import { Injectable } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { SimAnswer } from '../common/answer';
+import { SchedulerService } from '../state/scheduler.service';
+import { FaultRegistry, type FaultContext } from './fault-registry';
+import { DEFAULT_LATENCY_MS, DEFAULT_STATUS, type Fault } from './fault-spec';
+
+export const latencyOf = (fault: Fault): number => fault.latency_ms ?? DEFAULT_LATENCY_MS[fault.mode] ?? 0;
+
+/** What a broken partner (or the proxy in front of it) answers: not the envelope, an HTML error page. */
+export function brokenAnswer(fault: Fault): SimAnswer {
+  const status = fault.status ?? DEFAULT_STATUS[fault.mode] ?? 500;
+  const text = STATUS_CODES[status] ?? 'Error';
+  return {
+    status,
+    body: `<!DOCTYPE html><html><head><title>${status} ${text}</title></head><body><h1>${text}</h1></body></html>`,
+    contentType: 'text/html; charset=utf-8',
+  };
+}
+
+/** Sends the simulator's answers, through whatever delivery fault hit the request. */
+@Injectable()
+export class ResponderService {
+  constructor(
+    private readonly faults: FaultRegistry,
+    private readonly scheduler: SchedulerService,
+  ) {}
+
+  /**
+   * A GET: a fault may delay it (latency; the answer is computed after the delay so it is current), answer
+   * an error page instead (error_before_issue), hold it (hang) or cut the connection (reset).
+   */
+  async read(req: FastifyRequest, reply: FastifyReply, ctx: Omit<FaultContext, 'newPull'>, compute: () => SimAnswer): Promise<void> {
+    const fault = this.faults.select(req, { ...ctx, newPull: true });
+    if (fault?.mode === 'error_before_issue') return this.send(req, reply, brokenAnswer(fault));
+    if (fault?.mode === 'latency') await this.scheduler.sleep(latencyOf(fault));
+    this.send(req, reply, compute(), fault);
+  }
+
+  /**
+   * Sends `answer`, unless a delivery fault breaks it: hang holds it for latency_ms, error_after_issue
+   * replaces it with an error page, reset destroys the connection without an answer. Whatever the pull
+   * did (a card issued, a pull request created) stays done: only the answer is lost.
+   */
+  send(req: FastifyRequest, reply: FastifyReply, answer: SimAnswer, fault?: Fault | null): void {
+    switch (fault?.mode) {
+      case 'hang':
+        if (req.sim.entry) req.sim.entry.status = answer.status;
+        this.scheduler.after(latencyOf(fault), () => write(reply, answer));
+        return;
+      case 'reset':
+        if (req.sim.entry) req.sim.entry.status = null;
+        reply.hijack();
+        req.raw.socket?.destroy();
+        return;
+      case 'error_after_issue':
+        write(reply, brokenAnswer(fault));
+        return;
+      default:
+        write(reply, answer);
+    }
+  }
+}
+
+function write(reply: FastifyReply, answer: SimAnswer): void {
+  // A held answer whose client gave up: nothing to write to.
+  if (reply.sent || reply.raw.destroyed) return;
+  reply.code(answer.status);
+  if (answer.headers) reply.headers(answer.headers);
+  if (answer.contentType) reply.type(answer.contentType);
+  void reply.send(answer.body);
+}

@@ -1,0 +1,56 @@
+import type { FaultMode } from '../faults/fault-spec';
+import { isoWithOffset } from '../common/time';
+
+/** One partner request as received (control and health calls are not recorded). */
+export interface LedgerRequest {
+  at: string;
+  method: string;
+  path: string;
+  /** X-RequestId (POST /cards), the body's request_id (POST /pull_requests) or the path's (GET /pull_requests/:id). */
+  request_id: string | null;
+  /** HTTP status sent; null while not answered yet, or when the connection was reset without an answer. */
+  status: number | null;
+  /** 'ok', or the error code the signature check answered with; null when no check ran (unknown route). */
+  auth: 'ok' | string | null;
+  fault?: FaultMode;
+}
+
+/** Every card ever issued, with its secrets: the ground truth a chaos run compares the service against. */
+export interface LedgerCard {
+  id: string;
+  code: string;
+  pin_code: string | null;
+  amount: number;
+  gift_card_code: string;
+  request_id: string;
+  via: 'sync' | 'async';
+  issued_at: string;
+}
+
+// Long benchmark runs would otherwise grow the request list without bound; cards are never dropped.
+const MAX_REQUESTS = 200_000;
+
+export class Ledger {
+  private readonly requests: LedgerRequest[] = [];
+  private readonly cards: LedgerCard[] = [];
+
+  openRequest(method: string, path: string, requestId: string | null): LedgerRequest {
+    const entry: LedgerRequest = { at: isoWithOffset(Date.now()), method, path, request_id: requestId, status: null, auth: null };
+    this.requests.push(entry);
+    if (this.requests.length > MAX_REQUESTS) this.requests.splice(0, MAX_REQUESTS / 10);
+    return entry;
+  }
+
+  recordCard(card: LedgerCard): void {
+    this.cards.push(card);
+  }
+
+  /** Both lists, limited to what happened at or after `since` (epoch ms) when given. */
+  view(since?: number): { requests: LedgerRequest[]; cards: LedgerCard[] } {
+    const after = (iso: string) => since === undefined || Date.parse(iso) >= since;
+    return {
+      requests: this.requests.filter((r) => after(r.at)).map((r) => ({ ...r })),
+      cards: this.cards.filter((c) => after(c.issued_at)).map((c) => ({ ...c })),
+    };
+  }
+}

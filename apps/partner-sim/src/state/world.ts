@@ -1,0 +1,118 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import type { Card, GiftCard } from '@cardpull/partner-client/types';
+import type { SimAnswer } from '../common/answer';
+import { isoWithOffset } from '../common/time';
+import { seedCatalog } from '../catalog/seed';
+import { Ledger } from '../ledger/ledger';
+
+/** Stock of one gift card: unlimited, or an owned quantity per facial value (minor units). */
+export type Stock = { unlimited: true } | { unlimited: false; quantities: Map<number, number> };
+
+/** A sync pull per X-RequestId: running, or finished with the answer every repeat gets. */
+export type SyncPull = { state: 'in_progress' } | { state: 'done'; answer: SimAnswer };
+
+export interface PullRequestRecord {
+  id: string;
+  status: 'waiting' | 'processing' | 'success' | 'error';
+  request_id: string;
+  amount_cents: number;
+  gift_card_code: string;
+  created_at: string;
+  updated_at: string;
+  card: Card | null;
+}
+
+const DAY_MS = 86_400_000;
+const CODE_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+
+/**
+ * Everything the partner knows, in memory. /_sim/reset replaces the whole object; work still running
+ * (timers of pulls begun before the reset) keeps its reference to the old one and cannot leak into the new.
+ *
+ * Money: amounts are integers in minor units (cents), the Balance resource is a decimal in currency units
+ * (not shown by the spec; our choice). The balance is kept in cents so repeated draws stay exact; a card of
+ * `amount` draws amount / 100 currency units.
+ */
+export class SimWorld {
+  readonly giftCards = new Map<string, GiftCard>();
+  readonly stocks = new Map<string, Stock>();
+  readonly cards = new Map<string, Card>();
+  readonly syncPulls = new Map<string, SyncPull>();
+  readonly pullRequests = new Map<string, PullRequestRecord>();
+  readonly ledger = new Ledger();
+  balanceCents: number;
+
+  constructor(mode: 'staging' | 'production', initialBalance: number) {
+    for (const { giftCard, stock } of seedCatalog(mode)) {
+      this.giftCards.set(giftCard.code, giftCard);
+      this.stocks.set(
+        giftCard.code,
+        stock === 'unlimited'
+          ? { unlimited: true }
+          : { unlimited: false, quantities: new Map(Object.entries(stock).map(([fv, q]) => [Number(fv), q])) },
+      );
+    }
+    this.balanceCents = toCents(initialBalance);
+  }
+
+  /** The Balance resource's amount: a decimal in currency units. */
+  get balance(): number {
+    return this.balanceCents / 100;
+  }
+
+  set balance(amount: number) {
+    this.balanceCents = toCents(amount);
+  }
+
+  inStock(code: string, amount: number): boolean {
+    const stock = this.stocks.get(code);
+    return !!stock && (stock.unlimited || (stock.quantities.get(amount) ?? 0) > 0);
+  }
+
+  /** Takes one card of `amount` out of stock and draws it from the balance (checked by the caller). */
+  reserve(code: string, amount: number): void {
+    const stock = this.stocks.get(code);
+    if (stock && !stock.unlimited) stock.quantities.set(amount, (stock.quantities.get(amount) ?? 0) - 1);
+    this.balanceCents -= amount;
+  }
+
+  /** Undoes `reserve` (an async pull that ended in error). */
+  release(code: string, amount: number): void {
+    const stock = this.stocks.get(code);
+    if (stock && !stock.unlimited) stock.quantities.set(amount, (stock.quantities.get(amount) ?? 0) + 1);
+    this.balanceCents += amount;
+  }
+
+  /** Creates a card (stock and balance already reserved) and records it in the ledger. */
+  issueCard(giftCard: GiftCard, amount: number, requestId: string, via: 'sync' | 'async', publicBase: string): Card {
+    const now = Date.now();
+    const id = randomUUID();
+    const card: Card = {
+      id,
+      code: Array.from({ length: 16 }, () => CODE_ALPHABET[randomInt(CODE_ALPHABET.length)]).join(''),
+      // validity_period's unit is not shown by the spec: read as days.
+      expire_at: isoWithOffset(now + giftCard.validity_period * DAY_MS),
+      // The spec types pin_code as a string; a gift card without PIN (code_pin false) gets null.
+      pin_code: giftCard.code_pin ? String(randomInt(1_000_000)).padStart(6, '0') : null,
+      amount,
+      gift_card_code: giftCard.code,
+      pdf_url: `${publicBase}/cards/${id}.pdf`,
+    };
+    this.cards.set(id, card);
+    this.ledger.recordCard({
+      id,
+      code: card.code,
+      pin_code: card.pin_code ?? null,
+      amount,
+      gift_card_code: giftCard.code,
+      request_id: requestId,
+      via,
+      issued_at: isoWithOffset(now),
+    });
+    return card;
+  }
+}
+
+export function toCents(amount: number): number {
+  return Math.round(amount * 100);
+}

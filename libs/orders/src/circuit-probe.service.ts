@@ -1,0 +1,41 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { PartnerClient } from '@cardpull/partner-client';
+import { PartnerCircuit } from './circuit.service';
+
+/** While the circuit is open, calls GET /balance every CIRCUIT_PROBE_INTERVAL_MS; the first success closes it. */
+@Injectable()
+export class CircuitProbe implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly log = new Logger(CircuitProbe.name);
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    private readonly circuit: PartnerCircuit,
+    private readonly partner: PartnerClient,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => {
+      this.probe().catch((err: Error) => this.log.warn({ err: err.message }, 'circuit probe failed'));
+    }, this.config.CIRCUIT_PROBE_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.timer);
+  }
+
+  async probe(): Promise<'closed' | 'still_open' | 'not_open'> {
+    const state = await this.circuit.state();
+    if (state.state !== 'open') return 'not_open';
+    const out = await this.partner.getBalance();
+    if (out.kind === 'success') {
+      await this.circuit.close();
+      return 'closed';
+    }
+    const code = out.kind === 'credentials' ? out.code : out.kind === 'unknown' ? out.reason : out.kind;
+    await this.circuit.noteProbe(code, out.message);
+    return 'still_open';
+  }
+}

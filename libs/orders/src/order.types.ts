@@ -1,0 +1,77 @@
+import type { AttemptState, OrderStatus, OrderStep, PullMode } from '@cardpull/db';
+
+export const TERMINAL_STATUSES: readonly OrderStatus[] = ['completed', 'failed'];
+
+/** An order row as the repositories read it (snake_case columns mapped to camelCase). */
+export interface OrderRow {
+  id: string;
+  client: string;
+  idempotencyKey: string;
+  requestHash: string;
+  status: OrderStatus;
+  mode: PullMode;
+  giftCardCode: string;
+  amount: number;
+  metadata: unknown;
+  errorCode: string | null;
+  errorMessage: string | null;
+  nextStep: OrderStep | null;
+  nextStepAt: Date | null;
+  stepSeq: number;
+  leaseOwner: string | null;
+  leaseExpiresAt: Date | null;
+  waitDeadline: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+  completedAt: Date | null;
+}
+
+export interface AttemptRow {
+  requestId: string;
+  orderId: string;
+  seq: number;
+  kind: PullMode;
+  state: AttemptState;
+  partnerStatus: string | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  callCount: number;
+  firstSentAt: Date | null;
+  lastSentAt: Date | null;
+  unknownSince: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface CardRow {
+  id: string;
+  orderId: string;
+  requestId: string;
+  partnerCardId: string;
+  keyId: string;
+  codeEnc: Buffer;
+  pinEnc: Buffer | null;
+  expireAt: Date | null;
+  amount: number;
+  giftCardCode: string;
+  pdfUrl: string | null;
+  createdAt: Date;
+}
+
+/** Columns of `orders` in the order of OrderRow, for raw SQL. */
+export const ORDER_COLUMNS = `o.id, o.client, o.idempotency_key AS "idempotencyKey", o.request_hash AS "requestHash", o.status,
+  o.mode, o.gift_card_code AS "giftCardCode", o.amount, o.metadata, o.error_code AS "errorCode",
+  o.error_message AS "errorMessage", o.next_step AS "nextStep", o.next_step_at AS "nextStepAt", o.step_seq AS "stepSeq",
+  o.lease_owner AS "leaseOwner", o.lease_expires_at AS "leaseExpiresAt", o.wait_deadline AS "waitDeadline",
+  o.created_at AS "createdAt", o.updated_at AS "updatedAt", o.completed_at AS "completedAt"`;
+
+export const ATTEMPT_COLUMNS = `a.request_id AS "requestId", a.order_id AS "orderId", a.seq, a.kind, a.state,
+  a.partner_status AS "partnerStatus", a.error_code AS "errorCode", a.error_message AS "errorMessage",
+  a.call_count AS "callCount", a.first_sent_at AS "firstSentAt", a.last_sent_at AS "lastSentAt",
+  a.unknown_since AS "unknownSince", a.created_at AS "createdAt", a.updated_at AS "updatedAt"`;
+
+export const CARD_COLUMNS = `c.id, c.order_id AS "orderId", c.request_id AS "requestId", c.partner_card_id AS "partnerCardId",
+  c.key_id AS "keyId", c.code_enc AS "codeEnc", c.pin_enc AS "pinEnc", c.expire_at AS "expireAt", c.amount,
+  c.gift_card_code AS "giftCardCode", c.pdf_url AS "pdfUrl", c.created_at AS "createdAt"`;
+
+export const ORDER_STATUSES = ['pending', 'in_progress', 'awaiting_funds', 'awaiting_stock', 'completed', 'failed', 'needs_attention'] as const;

@@ -1,0 +1,75 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { DelayedError, Worker, type Job } from 'bullmq';
+import { PinoLogger } from 'nestjs-pino';
+import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { runInJobContext } from '@cardpull/logger';
+import { ORDERS_QUEUE, workerConnection, type OrderJobData } from '@cardpull/queue';
+import { OrderQueue } from './order-queue.service';
+import { OrderSteps } from './order-steps.service';
+
+/**
+ * The BullMQ worker of the orders queue. Thin (STYLE habit 4): it hands the job to OrderSteps and turns
+ * the answer into queue operations; our own failures (database down, a bug) are rethrown so BullMQ retries.
+ *
+ * Lock and stall settings: a live worker renews its lock every lockDuration/2, so the lock can be short;
+ * a killed worker's job is back in the queue within lockDuration + stalledInterval (~15 s by default),
+ * and the lease in Postgres (PARTNER_TIMEOUT_MS + 5 s) keeps its successor from calling before the dead
+ * call's deadline has passed.
+ */
+@Injectable()
+export class OrdersWorker implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly log = new Logger(OrdersWorker.name);
+  private worker?: Worker<OrderJobData>;
+
+  constructor(
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    private readonly steps: OrderSteps,
+    private readonly queue: OrderQueue,
+    private readonly pino: PinoLogger,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const lockDuration = Math.max(10_000, Math.min(this.config.PARTNER_TIMEOUT_MS, 30_000));
+    this.worker = new Worker<OrderJobData>(ORDERS_QUEUE, (job, token) => this.process(job, token), {
+      connection: workerConnection(this.config.REDIS_URL),
+      prefix: this.config.REDIS_PREFIX,
+      concurrency: this.config.WORKER_CONCURRENCY,
+      lockDuration,
+      stalledInterval: 5_000,
+      maxStalledCount: 3,
+    });
+    this.worker.on('error', (err) => this.log.warn({ err: err.message }, 'orders worker: Redis error'));
+    this.worker.on('failed', (job, err) => {
+      if (job) this.log.warn({ orderId: job.data.orderId, jobId: job.id, attempt: job.attemptsMade, err: err.message }, 'order step failed; retrying');
+    });
+    this.log.log(`orders worker started (concurrency ${this.config.WORKER_CONCURRENCY}, lock ${lockDuration} ms)`);
+  }
+
+  async process(job: Job<OrderJobData>, token?: string): Promise<string> {
+    return runInJobContext(this.pino, job, async () => {
+      const result = await this.steps.run({ ...job.data, step: job.name });
+      switch (result.kind) {
+        case 'next':
+          await this.queue.schedule(result);
+          return `next: ${result.step} at ${result.at.toISOString()}`;
+        case 'delay':
+          // Same job, later: no Postgres write for a step that learned nothing (a poll still waiting).
+          await job.moveToDelayed(Math.max(result.until.getTime(), Date.now() + 1), token);
+          throw new DelayedError(result.reason);
+        default:
+          return result.reason;
+      }
+    });
+  }
+
+  /** SIGTERM: stop taking jobs and let the active ones finish (each ends within the partner timeout). */
+  async onApplicationShutdown(): Promise<void> {
+    if (!this.worker) return;
+    this.log.log('orders worker: finishing in-flight jobs');
+    await this.worker.close();
+  }
+
+  get bullWorker(): Worker<OrderJobData> | undefined {
+    return this.worker;
+  }
+}

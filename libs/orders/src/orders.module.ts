@@ -1,0 +1,28 @@
+import { BullModule } from '@nestjs/bullmq';
+import { Module } from '@nestjs/common';
+import { ORDERS_QUEUE } from '@cardpull/queue';
+import { PartnerCircuit } from './circuit.service';
+import { CircuitProbe } from './circuit-probe.service';
+import { OrderQueue } from './order-queue.service';
+import { OrderSteps } from './order-steps.service';
+import { OrdersRepository } from './orders.repository';
+import { OrdersWorker } from './orders-worker.service';
+import { StepOutcomes } from './step-outcomes.service';
+import { StepsRepository } from './steps.repository';
+import { Sweeper } from './sweeper.service';
+
+/** What both the API and the worker need: the order repositories, the queue, the circuit state. */
+@Module({
+  imports: [BullModule.registerQueue({ name: ORDERS_QUEUE })],
+  providers: [OrdersRepository, StepsRepository, OrderQueue, PartnerCircuit],
+  exports: [OrdersRepository, StepsRepository, OrderQueue, PartnerCircuit, BullModule],
+})
+export class OrdersCoreModule {}
+
+/** The worker's side: step handlers, the BullMQ worker, the sweeper and the circuit probe. */
+@Module({
+  imports: [OrdersCoreModule],
+  providers: [StepOutcomes, OrderSteps, OrdersWorker, Sweeper, CircuitProbe],
+  exports: [OrderSteps, OrdersWorker, Sweeper, CircuitProbe],
+})
+export class OrdersWorkerModule {}

@@ -1,0 +1,89 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import type { Pool } from 'pg';
+import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { PG_POOL, type OrderStep } from '@cardpull/db';
+import { orderStepJobId } from '@cardpull/queue';
+import { PartnerCircuit } from './circuit.service';
+import { OrderQueue, type ScheduledStep } from './order-queue.service';
+
+/** Any constant: the advisory lock that lets one worker at a time sweep. */
+const SWEEP_LOCK = 4_242_001;
+
+export interface SweepReport {
+  swept: boolean;
+  pending: number;
+  enqueued: number;
+}
+
+/**
+ * Invariant 4 (Redis is disposable): at start-up and every SWEEP_INTERVAL_MS, every order with a next
+ * step gets a job unless its job still lives. A flushed Redis, a killed worker or a lost job therefore
+ * only delays orders. Runs on a timer in the process, not as a repeatable job, because a repeatable job
+ * would vanish with the Redis it is meant to repair.
+ */
+@Injectable()
+export class Sweeper implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly log = new Logger(Sweeper.name);
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<SweepReport>;
+
+  constructor(
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(PG_POOL) private readonly pool: Pool,
+    private readonly queue: OrderQueue,
+    private readonly circuit: PartnerCircuit,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const tick = () => {
+      this.sweep().catch((err: Error) => this.log.warn({ err: err.message }, 'sweep failed; next one in a moment'));
+    };
+    tick();
+    this.timer = setInterval(tick, this.config.SWEEP_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  /** One sweep; concurrent calls share it. */
+  sweep(): Promise<SweepReport> {
+    this.running ??= this.doSweep().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async doSweep(): Promise<SweepReport> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows: lock } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [SWEEP_LOCK]);
+      if (!lock[0]?.ok) {
+        await client.query('ROLLBACK');
+        return { swept: false, pending: 0, enqueued: 0 };
+      }
+      const { rows } = await client.query<{ id: string; step_seq: number; next_step: OrderStep; next_step_at: Date }>(
+        'SELECT id, step_seq, next_step, next_step_at FROM orders WHERE next_step IS NOT NULL',
+      );
+      await this.circuit.reconcile();
+      // Read Redis after Postgres: a step that moved on in between is re-added under its old id, and its
+      // job then finds a stale step and does nothing (harmless); the other order would miss a step.
+      const live = await this.queue.liveJobIds();
+      const missing: ScheduledStep[] = rows
+        .filter((r) => !live.has(orderStepJobId(r.id, r.step_seq)))
+        .map((r) => ({ orderId: r.id, stepSeq: r.step_seq, step: r.next_step, at: r.next_step_at }));
+      if (missing.length) await this.queue.scheduleMany(missing);
+      await client.query('COMMIT');
+      if (missing.length) {
+        this.log.warn({ enqueued: missing.length, pending: rows.length }, `sweeper re-enqueued ${missing.length} order step(s) that had no job`);
+      }
+      return { swept: true, pending: rows.length, enqueued: missing.length };
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+}

@@ -1,0 +1,38 @@
+import { HttpException } from '@nestjs/common';
+
+/** HTTP status -> the envelope's `status` text (the partner's style: not_found, unprocessable_entity, ...). */
+export const STATUS_TEXT: Record<number, string> = {
+  400: 'bad_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  422: 'unprocessable_entity',
+  429: 'too_many_requests',
+  500: 'internal_server_error',
+  503: 'service_unavailable',
+};
+
+export interface ErrorBody {
+  errors: { code: string; message: string }[];
+  status: string;
+}
+
+export const envelope = (httpStatus: number, code: string, message: string): ErrorBody => ({
+  errors: [{ code, message }],
+  status: STATUS_TEXT[httpStatus] ?? `http_${httpStatus}`,
+});
+
+/** An error answered with the envelope `{ errors: [{ code, message }], status }`. */
+export class ApiError extends HttpException {
+  constructor(
+    httpStatus: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(envelope(httpStatus, code, message), httpStatus);
+  }
+}

@@ -1,0 +1,24 @@
+import type { DynamicModule, Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Logger } from 'nestjs-pino';
+import { createFastifyAdapter } from '@cardpull/logger';
+import { EnvelopeExceptionFilter, installFastifyErrorHandlers } from './error-handling';
+
+export interface HttpAppOptions {
+  bodyLimit?: number;
+}
+
+/**
+ * A Nest app on Fastify with the project's conventions: pino logs with correlation ids, errors in the
+ * envelope (also Fastify's own), graceful shutdown on SIGTERM/SIGINT. Not listening yet.
+ */
+export async function createHttpApp(module: Type | DynamicModule, opts: HttpAppOptions = {}): Promise<NestFastifyApplication> {
+  const adapter = createFastifyAdapter({ bodyLimit: opts.bodyLimit });
+  installFastifyErrorHandlers(adapter.getInstance());
+  const app = await NestFactory.create<NestFastifyApplication>(module, adapter, { bufferLogs: true, abortOnError: false });
+  app.useLogger(app.get(Logger));
+  app.useGlobalFilters(new EnvelopeExceptionFilter());
+  app.enableShutdownHooks();
+  return app;
+}

@@ -1,0 +1,5 @@
+export * from './api-error';
+export * from './error-handling';
+export * from './health.module';
+export * from './http-app';
+export * from './preflight';

@@ -1,0 +1,194 @@
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+import { LOCAL_DEFAULTS, loadSimConfig, type SimConfig } from '@cardpull/config';
+import {
+  formatAuthorization,
+  hmacHex,
+  signaturePayload,
+  signingToken,
+  type SignatureForm,
+} from '@cardpull/partner-client/signature';
+import type { Inventory } from '@cardpull/partner-client/types';
+import { createSimApp } from '../../../apps/partner-sim/src/sim.app';
+import type { LedgerView, SimStateView } from '../../../apps/partner-sim/src/control/control.controller';
+import type { Fault, FaultSpecInput } from '../../../apps/partner-sim/src/faults/fault-spec';
+
+export type { Fault, FaultSpecInput, LedgerView, SimStateView };
+
+export interface SimResponse<T = unknown> {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON, or the text when the body is not JSON. */
+  body: T;
+  text: string;
+}
+
+export interface SignedRequestOptions {
+  method: string;
+  /** Path under the base URL, e.g. /partners/v1/balance. */
+  path: string;
+  /** Sent as JSON; a string is sent as is (and signed lowercased, as the simulator reads a non-JSON body). */
+  body?: unknown;
+  headers?: Record<string, string>;
+  apiKey?: string;
+  identifier?: string;
+  sharedKeyHex?: string;
+  /** Token form: `example` (with the identifier, the default) or `formula`. */
+  form?: SignatureForm;
+  /** Unix seconds; defaults to now. */
+  timestamp?: number;
+  /** GET only: leave the empty payload part out of the token. */
+  omitEmptyPayload?: boolean;
+  /** Client timeout for the response headers. */
+  timeoutMs?: number;
+}
+
+/** One request signed the partner's way (credentials default to the simulator's local defaults). */
+export async function signedRequest<T = unknown>(baseUrl: string, opts: SignedRequestOptions): Promise<SimResponse<T>> {
+  const identifier = opts.identifier ?? LOCAL_DEFAULTS.PARTNER_IDENTIFIER;
+  const timestamp = opts.timestamp ?? Math.floor(Date.now() / 1000);
+  const text = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+  const payload = typeof opts.body === 'string' ? opts.body.toLowerCase() : signaturePayload(opts.body);
+  const url = `${baseUrl.replace(/\/$/, '')}${opts.path}`;
+  const token = signingToken({
+    method: opts.method,
+    url,
+    payload,
+    identifier,
+    timestamp,
+    form: opts.form ?? 'example',
+    omitEmptyPayload: opts.omitEmptyPayload,
+  });
+  const authorization = formatAuthorization({
+    apiKey: opts.apiKey ?? LOCAL_DEFAULTS.PARTNER_API_KEY,
+    identifier,
+    signature: hmacHex(token, opts.sharedKeyHex ?? LOCAL_DEFAULTS.PARTNER_SHARED_KEY),
+    timestamp: String(timestamp),
+  });
+  return send<T>(url, {
+    method: opts.method,
+    body: text,
+    headers: {
+      authorization,
+      accept: 'application/json',
+      ...(text === undefined ? {} : { 'content-type': 'application/json' }),
+      ...opts.headers,
+    },
+    timeoutMs: opts.timeoutMs,
+  });
+}
+
+async function send<T>(
+  url: string,
+  opts: { method: string; body?: string; headers?: Record<string, string>; timeoutMs?: number },
+): Promise<SimResponse<T>> {
+  const res = await request(url, {
+    method: opts.method as 'GET',
+    body: opts.body,
+    headers: opts.headers,
+    ...(opts.timeoutMs === undefined ? {} : { headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs }),
+  });
+  const text = await res.body.text();
+  let body: unknown = text;
+  try {
+    body = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    // Not JSON (an injected error page): keep the text.
+  }
+  return { status: res.statusCode, headers: res.headers, body: body as T, text };
+}
+
+/** Typed client of the simulator's control API (/_sim, SIM_CONTROL=true). Throws on any non-2xx answer. */
+export class SimControl {
+  constructor(private readonly baseUrl: string) {}
+
+  async reset(): Promise<void> {
+    await this.call('POST', '/_sim/reset');
+  }
+
+  /** Balance in currency units (the Balance resource's amount). */
+  async setBalance(amount: number): Promise<void> {
+    await this.call('PUT', '/_sim/balance', { amount });
+  }
+
+  /** Quantity of one facial value, of every amount of a fixed gift card (no facialValue), or 'unlimited'. */
+  setStock(giftCardCode: string, quantity: number | 'unlimited', facialValue?: number): Promise<Inventory> {
+    return this.call('PUT', '/_sim/stock', {
+      gift_card_code: giftCardCode,
+      quantity,
+      ...(facialValue === undefined ? {} : { facial_value: facialValue }),
+    });
+  }
+
+  async addFault(spec: FaultSpecInput): Promise<string> {
+    return (await this.call<{ id: string }>('POST', '/_sim/faults', spec)).id;
+  }
+
+  async faults(): Promise<Fault[]> {
+    return (await this.call<{ faults: Fault[] }>('GET', '/_sim/faults')).faults;
+  }
+
+  async removeFault(id: string): Promise<void> {
+    await this.call('DELETE', `/_sim/faults/${encodeURIComponent(id)}`);
+  }
+
+  async clearFaults(): Promise<void> {
+    await this.call('DELETE', '/_sim/faults');
+  }
+
+  /** Every partner request received and every card issued (at or after `since`, when given). */
+  ledger(since?: string | Date): Promise<LedgerView> {
+    const query = since === undefined ? '' : `?since=${encodeURIComponent(new Date(since).toISOString())}`;
+    return this.call('GET', `/_sim/ledger${query}`);
+  }
+
+  state(): Promise<SimStateView> {
+    return this.call('GET', '/_sim/state');
+  }
+
+  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await send<T>(`${this.baseUrl}${path}`, {
+      method,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    });
+    if (res.status < 200 || res.status >= 300) {
+      throw new Error(`simulator control ${method} ${path} answered ${res.status}: ${res.text}`);
+    }
+    return res.body;
+  }
+}
+
+export interface SimHandle {
+  baseUrl: string;
+  config: SimConfig;
+  control: SimControl;
+  /** signedRequest against this simulator, with its credentials. */
+  request<T = unknown>(opts: SignedRequestOptions): Promise<SimResponse<T>>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the partner simulator in-process on 127.0.0.1 and an ephemeral port, with the control API on,
+ * 200 ms async pulls and no logs unless `env` says otherwise. Close it in afterAll.
+ */
+export async function startSimulator(env: Record<string, string> = {}): Promise<SimHandle> {
+  const config = loadSimConfig({ SIM_CONTROL: 'true', SIM_ASYNC_DELAY_MS: '200', LOG_LEVEL: 'silent', ...env });
+  const app = await createSimApp(config);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  const baseUrl = `http://127.0.0.1:${port}`;
+  return {
+    baseUrl,
+    config,
+    control: new SimControl(baseUrl),
+    request: (opts) =>
+      signedRequest(baseUrl, {
+        apiKey: config.SIM_API_KEY,
+        identifier: config.SIM_IDENTIFIER,
+        sharedKeyHex: config.SIM_SHARED_KEY,
+        ...opts,
+      }),
+    close: () => app.close(),
+  };
+}

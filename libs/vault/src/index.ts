@@ -1,0 +1,2 @@
+export * from './vault';
+export * from './vault.module';
