@@ -12,6 +12,7 @@ module.exports = {
   },
   testEnvironment: 'node',
   globalSetup: '<rootDir>/test/global-setup.ts',
+  globalTeardown: '<rootDir>/test/global-teardown.ts',
   testTimeout: 60_000,
   // Two cores here: suites start real HTTP servers, workers and child processes.
   maxWorkers: 2,

@@ -69,6 +69,8 @@ export interface StackOptions {
   worker?: boolean;
   /** Reuse a simulator (several stacks against one partner). */
   sim?: SimHandle;
+  /** Reuse a database (an API and a worker started as separate stacks). */
+  db?: TestDatabase;
 }
 
 /**
@@ -77,11 +79,21 @@ export interface StackOptions {
  * production. Logs are captured (level info) so suites can check what reached them.
  */
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
-  const [db, redis, sim] = await Promise.all([
-    createTestDatabase(),
+  const started = await Promise.allSettled([
+    opts.db ? Promise.resolve(opts.db) : createTestDatabase(),
     createTestRedis('stack'),
     opts.sim ? Promise.resolve(opts.sim) : startSimulator(opts.simEnv),
-  ]);
+  ] as const);
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed) {
+    // Undo what did start, so a failed beforeAll leaves no open handle behind.
+    const [d, r, s] = started;
+    if (!opts.db && d.status === 'fulfilled') await d.value.drop().catch(() => undefined);
+    if (r.status === 'fulfilled') await r.value.close().catch(() => undefined);
+    if (!opts.sim && s.status === 'fulfilled') await s.value.close().catch(() => undefined);
+    throw failed.reason;
+  }
+  const [db, redis, sim] = started.map((s) => (s as PromiseFulfilledResult<unknown>).value) as [TestDatabase, TestRedis, SimHandle];
   const env: Record<string, string> = {
     ...FAST_TIMINGS,
     DATABASE_URL: db.url,
@@ -140,7 +152,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       await stack.api?.close();
       if (!opts.sim) await sim.close();
       await redis.close();
-      await db.drop();
+      if (!opts.db) await db.drop();
     },
   };
   try {

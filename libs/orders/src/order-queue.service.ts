@@ -4,6 +4,17 @@ import type { Queue } from 'bullmq';
 import type { OrderStep } from '@cardpull/db';
 import { ORDERS_QUEUE, ORDER_JOB_OPTIONS, orderStepJobId, type OrderJobData } from '@cardpull/queue';
 
+const ENQUEUE_TIMEOUT_MS = 1_000;
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
+  });
+  promise.catch(() => undefined);
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
 export interface ScheduledStep {
   orderId: string;
   stepSeq: number;
@@ -18,12 +29,22 @@ export interface ScheduledStep {
 @Injectable()
 export class OrderQueue {
   private readonly log = new Logger(OrderQueue.name);
+  private lastRedisError = 0;
 
-  constructor(@InjectQueue(ORDERS_QUEUE) readonly queue: Queue<OrderJobData>) {}
+  constructor(@InjectQueue(ORDERS_QUEUE) readonly queue: Queue<OrderJobData>) {
+    // Without a listener BullMQ prints every reconnection error; one warning per 10 s says enough.
+    queue.on('error', (err) => {
+      if (Date.now() - this.lastRedisError < 10_000) return;
+      this.lastRedisError = Date.now();
+      this.log.warn({ err: err.message }, 'Redis unreachable for the orders queue; orders are kept in Postgres meanwhile');
+    });
+  }
 
   async schedule(step: ScheduledStep): Promise<boolean> {
     try {
-      await this.queue.add(step.step, { orderId: step.orderId, stepSeq: step.stepSeq }, this.options(step));
+      // BullMQ waits for its connection before adding: bound the wait so an API whose Redis is down still
+      // answers quickly (the add may still land later; the fixed job id makes that harmless).
+      await withTimeout(this.queue.add(step.step, { orderId: step.orderId, stepSeq: step.stepSeq }, this.options(step)), ENQUEUE_TIMEOUT_MS);
       return true;
     } catch (error) {
       this.log.warn(

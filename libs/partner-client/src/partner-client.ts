@@ -56,8 +56,10 @@ export class PartnerClient {
       connections: opts.connections ?? 64,
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 120_000,
-      headersTimeout: opts.timeoutMs,
-      bodyTimeout: opts.timeoutMs,
+      // The AbortSignal below is the deadline; undici's own timers are coarse (checked about every 500 ms)
+      // and would fire early, so they only back it up.
+      headersTimeout: opts.timeoutMs + 1_000,
+      bodyTimeout: opts.timeoutMs + 1_000,
       connect: { timeout: Math.min(opts.timeoutMs, 5_000) },
     });
   }
@@ -72,6 +74,7 @@ export class PartnerClient {
 
   /** Synchronous pull. `requestId` must already be committed to our database (invariant 1). */
   async createCard(requestId: string, giftCardCode: string, amount: number): Promise<PartnerOutcome<Card>> {
+    requireRequestId(requestId);
     const body = { card: { amount, gift_card_code: giftCardCode } };
     const out = await this.call('createCard', 'POST', '/cards', body, parseCardEnvelope, { 'x-requestid': requestId });
     return out.kind === 'success' ? { ...out, value: out.value.card } : out;
@@ -84,6 +87,7 @@ export class PartnerClient {
 
   /** Asynchronous pull creation. `requestId` must already be committed to our database (invariant 1). */
   async createPullRequest(requestId: string, giftCardCode: string, amount: number): Promise<PartnerOutcome<PullRequest>> {
+    requireRequestId(requestId);
     const body = { pull_request: { amount, gift_card_code: giftCardCode, request_id: requestId } };
     const out = await this.call('createPullRequest', 'POST', '/pull_requests', body, parsePullRequestEnvelope, {
       'x-requestid': requestId,
@@ -173,6 +177,11 @@ async function readText(body: { text(): Promise<string>; dump?: () => Promise<vo
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Without a request ID the partner makes one up, and the card could never be fetched again: refuse. */
+function requireRequestId(requestId: string): void {
+  if (!requestId || !requestId.trim()) throw new Error('a partner pull needs a request ID (committed before the call)');
 }
 
 function parseJson(text: string): unknown {

@@ -1,5 +1,5 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyReply } from 'fastify';
 import { ApiError, envelope, type ErrorBody } from './api-error';
 
 /** Errors of Fastify's own body handling, answered in the envelope with a code a caller can act on. */
@@ -26,8 +26,8 @@ function fastifyErrorBody(error: FastifyError): { httpStatus: number; body: Erro
 }
 
 /**
- * Every error leaves as the envelope; an unexpected one as a 500 with no detail (the detail goes to the
- * log with the request's correlation id).
+ * Every error leaves as the envelope, also Fastify's own (Nest routes them here); an unexpected one as a
+ * 500 with no detail (the detail goes to the log with the request's correlation id).
  */
 @Catch()
 export class EnvelopeExceptionFilter implements ExceptionFilter {
@@ -42,6 +42,10 @@ export class EnvelopeExceptionFilter implements ExceptionFilter {
 
   toEnvelope(exception: unknown): { httpStatus: number; body: ErrorBody } {
     if (exception instanceof ApiError) return { httpStatus: exception.getStatus(), body: exception.getResponse() as ErrorBody };
+    // Nest wraps Fastify's own errors (body parsing: 400, 413, 415) in an HttpException with the cause.
+    const cause = exception instanceof HttpException ? exception.cause : undefined;
+    const fastifyCause = cause && typeof cause === 'object' && 'code' in cause ? fastifyErrorBody(cause as FastifyError) : null;
+    if (fastifyCause) return fastifyCause;
     if (exception instanceof HttpException) {
       const httpStatus = exception.getStatus();
       const response = exception.getResponse();
@@ -53,16 +57,4 @@ export class EnvelopeExceptionFilter implements ExceptionFilter {
     if (fastify) return fastify;
     return { httpStatus: 500, body: envelope(500, 'internal_error', 'Internal error; see the service log for this correlation id') };
   }
-}
-
-/**
- * Errors raised by Fastify before Nest's pipeline (body parsing), in the envelope too. Unknown routes
- * reach Nest's not-found handler, whose NotFoundException the filter formats.
- */
-export function installFastifyErrorHandlers(fastify: FastifyInstance): void {
-  const filter = new EnvelopeExceptionFilter();
-  fastify.setErrorHandler((error: FastifyError, _req: FastifyRequest, reply: FastifyReply) => {
-    const { httpStatus, body } = filter.toEnvelope(error);
-    void reply.status(httpStatus).send(body);
-  });
 }

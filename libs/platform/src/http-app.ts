@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { createFastifyAdapter } from '@cardpull/logger';
-import { EnvelopeExceptionFilter, installFastifyErrorHandlers } from './error-handling';
+import { EnvelopeExceptionFilter } from './error-handling';
 
 export interface HttpAppOptions {
   bodyLimit?: number;
@@ -15,7 +15,6 @@ export interface HttpAppOptions {
  */
 export async function createHttpApp(module: Type | DynamicModule, opts: HttpAppOptions = {}): Promise<NestFastifyApplication> {
   const adapter = createFastifyAdapter({ bodyLimit: opts.bodyLimit });
-  installFastifyErrorHandlers(adapter.getInstance());
   const app = await NestFactory.create<NestFastifyApplication>(module, adapter, { bufferLogs: true, abortOnError: false });
   app.useLogger(app.get(Logger));
   app.useGlobalFilters(new EnvelopeExceptionFilter());

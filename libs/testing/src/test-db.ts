@@ -3,10 +3,17 @@ import { Client } from 'pg';
 
 /**
  * Every suite gets its own database, copied from a template that jest's global setup migrated once
- * (test/global-setup.ts), so suites never see each other's rows and can run in parallel.
+ * (test/global-setup.ts), so suites never see each other's rows and can run in parallel. The template is
+ * per test run (its name carries the run's pid), so two runs on one machine do not trip over each other.
+ * TEST_DATABASE_URL names the server (its database part is ignored).
  */
-export const TEMPLATE_DATABASE_URL =
-  process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/cardpull_test_template';
+export const TEST_SERVER_URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+export function templateDatabaseUrl(runId: number | string = process.env.CARDPULL_TEST_RUN ?? process.pid): string {
+  const url = new URL(TEST_SERVER_URL);
+  url.pathname = `/cardpull_tpl_${runId}`;
+  return url.toString();
+}
 
 export interface TestDatabase {
   url: string;
@@ -31,6 +38,7 @@ async function withAdmin<T>(url: string, fn: (client: Client) => Promise<T>): Pr
 }
 
 export async function createTestDatabase(): Promise<TestDatabase> {
+  const TEMPLATE_DATABASE_URL = templateDatabaseUrl();
   const template = new URL(TEMPLATE_DATABASE_URL);
   const templateName = decodeURIComponent(template.pathname.slice(1));
   const name = `cardpull_t_${process.pid}_${randomBytes(4).toString('hex')}`;
@@ -51,6 +59,10 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     url: url.toString(),
     name,
-    drop: () => withAdmin(TEMPLATE_DATABASE_URL, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined),
+    drop: () => dropDatabase(name),
   };
+}
+
+export function dropDatabase(name: string): Promise<void> {
+  return withAdmin(TEST_SERVER_URL, (c) => c.query(`DROP DATABASE IF EXISTS "${name.replace(/"/g, '""')}" WITH (FORCE)`)).then(() => undefined);
 }

@@ -72,3 +72,10 @@ export function parseWait(value: unknown): number {
   }
   return Number(value);
 }
+
+/** Orders are JSON: a body of any other type is refused before it is read as one. */
+export function requireJson(contentType: unknown): void {
+  if (typeof contentType !== 'string' || !/^application\/json\s*(;|$)/i.test(contentType)) {
+    throw new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json');
+  }
+}

@@ -5,7 +5,7 @@ import { OrdersRepository } from '@cardpull/orders';
 import { ApiError } from '@cardpull/platform';
 import { Vault } from '@cardpull/vault';
 import { ApiKeyGuard, RequireScope, type AuthedRequest } from '../auth/api-key.guard';
-import { parseCreateOrder, parseIdempotencyKey, parseWait } from './order-input';
+import { parseCreateOrder, parseIdempotencyKey, parseWait, requireJson } from './order-input';
 import { toOrderView } from './order-view';
 import { OrdersService } from './orders.service';
 
@@ -32,9 +32,11 @@ export class OrdersController {
     @Req() req: AuthedRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
     @Headers('idempotency-key') idempotencyKey: unknown,
+    @Headers('content-type') contentType: unknown,
     @Body() body: unknown,
     @Query('wait') wait: unknown,
   ) {
+    requireJson(contentType);
     const key = parseIdempotencyKey(idempotencyKey);
     const input = parseCreateOrder(body);
     const seconds = parseWait(wait);

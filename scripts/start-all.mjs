@@ -1,0 +1,91 @@
+#!/usr/bin/env node
+// `npm start`: the whole service on one machine with local defaults: builds, checks Postgres and Redis,
+// applies migrations (creating the database if needed), then runs the partner simulator, the worker and
+// the API as three processes, their output prefixed. Ctrl-C (or SIGTERM) stops all three gracefully.
+// Every setting comes from the environment (see .env.example); nothing needs to be set.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const node = process.execPath;
+const step = (label, args) => {
+  process.stdout.write(`[start] ${label}\n`);
+  const r = spawnSync(node, args, { cwd: root, stdio: 'inherit', env: process.env });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+};
+
+if (Number(process.versions.node.split('.')[0]) < 24) {
+  console.error(`[start] Node ${process.versions.node} runs this; cardpull needs Node 24. Run it through npm (npm start), which uses the Node that npm ci installed.`);
+  process.exit(1);
+}
+if (process.env.SKIP_BUILD !== '1') {
+  for (const app of ['api', 'worker', 'partner-sim']) {
+    step(`building ${app}`, [join(root, 'node_modules', '@nestjs', 'cli', 'bin', 'nest.js'), 'build', app]);
+  }
+}
+
+
+
+// Postgres server and Redis, with a message saying how to get them when they are missing.
+const require = createRequire(import.meta.url);
+const built = join(root, 'dist', 'apps', 'api', 'libs');
+if (!existsSync(built)) {
+  console.error('[start] the build output is missing; run `npm run build`.');
+  process.exit(1);
+}
+const { checkPostgresServer } = require(join(built, 'db', 'src', 'preflight.js'));
+const { checkRedis } = require(join(built, 'queue', 'src', 'redis.js'));
+const { loadServiceConfig, loadOrExit } = require(join(built, 'config', 'src', 'index.js'));
+const config = loadOrExit(() => loadServiceConfig(process.env));
+const problems = [await checkPostgresServer(config.DATABASE_URL), (await checkRedis(config.REDIS_URL)).error].filter(Boolean);
+if (problems.length) {
+  console.error(`[start] cardpull needs PostgreSQL and Redis:\n${problems.map((p) => `- ${p}`).join('\n')}`);
+  process.exit(1);
+}
+step('applying migrations', [join(root, 'scripts', 'prisma-wasm.mjs'), 'migrate']);
+
+const processes = [
+  { name: 'sim', entry: 'dist/apps/partner-sim/apps/partner-sim/src/main.js', env: { SIM_CONTROL: process.env.SIM_CONTROL ?? 'true' } },
+  { name: 'worker', entry: 'dist/apps/worker/apps/worker/src/main.js', env: {} },
+  { name: 'api', entry: 'dist/apps/api/apps/api/src/main.js', env: {} },
+];
+const children = [];
+let stopping = false;
+
+function prefix(name, stream, target) {
+  let rest = '';
+  stream.on('data', (chunk) => {
+    const lines = (rest + chunk.toString('utf8')).split('\n');
+    rest = lines.pop() ?? '';
+    for (const line of lines) target.write(`[${name}] ${line}\n`);
+  });
+}
+
+function stopAll(code) {
+  if (stopping) return;
+  stopping = true;
+  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+  setTimeout(() => process.exit(code), 15_000).unref();
+  Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.on('exit', r)) : null))).then(() => process.exit(code));
+}
+
+for (const p of processes) {
+  const child = spawn(node, [join(root, p.entry)], { cwd: root, env: { ...process.env, ...p.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  prefix(p.name, child.stdout, process.stdout);
+  prefix(p.name, child.stderr, process.stderr);
+  child.on('exit', (code, signal) => {
+    if (!stopping) {
+      console.error(`[start] ${p.name} exited (${signal ?? code}); stopping the others.`);
+      stopAll(code || 1);
+    }
+  });
+  children.push(child);
+  // The simulator first, so the API's first catalog fetch finds it.
+  if (p.name === 'sim') await new Promise((r) => setTimeout(r, 1500));
+}
+process.on('SIGINT', () => stopAll(0));
+process.on('SIGTERM', () => stopAll(0));
+console.log(`[start] cardpull: API http://${config.HOST}:${config.PORT}, worker health http://${config.HOST}:${config.WORKER_PORT}/health/ready, partner simulator ${config.PARTNER_BASE_URL}`);
