@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm test`: every test. Type-checks the whole repository, then runs jest, whose global setup checks that
+// `npm test`: every test. Type-checks the whole repository, builds the three apps, then runs jest, whose global setup checks that
 // Postgres and Redis answer (saying how to start them if not) and migrates a fresh test database.
 // Extra arguments go to jest: `npm test -- test/orders`.
 import { spawnSync } from 'node:child_process';
@@ -23,4 +23,8 @@ if (major < 24) {
   process.exit(1);
 }
 run([join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit'], 'typecheck');
+// The crash and chaos suites run the built worker, API and simulator as real processes.
+for (const app of ['api', 'worker', 'partner-sim']) {
+  run([join(root, 'node_modules', '@nestjs', 'cli', 'bin', 'nest.js'), 'build', app], `build ${app}`);
+}
 run(['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', join(root, 'node_modules', 'jest', 'bin', 'jest.js'), ...process.argv.slice(2)], 'tests');

@@ -43,6 +43,8 @@ export const FAST_TIMINGS: Record<string, string> = {
   CIRCUIT_PROBE_INTERVAL_MS: '200',
   CIRCUIT_RETRY_MS: '200',
   CATALOG_REFRESH_INTERVAL_MS: '60000',
+  WORKER_LOCK_MS: '2000',
+  WORKER_STALLED_INTERVAL_MS: '1000',
 };
 
 export interface Stack {
@@ -109,7 +111,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     ...opts.env,
   };
   const config = loadServiceConfig(env);
-  const logs = new LogCapture();
+  const logs = PROCESS_LOGS;
   const stack: Stack = {
     config,
     env,
@@ -169,6 +171,54 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   return stack;
 }
 
+/**
+ * nestjs-pino keeps one pino logger per process (the first app's), so every stack of a test file logs to
+ * the same capture: `stack.logs` is this process's log output.
+ */
+const PROCESS_LOGS = new LogCapture();
+
 let keySeq = 0;
 /** A fresh Idempotency-Key. */
 export const idemKey = (label = 'k') => `${label}-${process.pid}-${Date.now()}-${++keySeq}`;
+
+/**
+ * Stores an order the way the intake does, but without the API's catalog check: for orders the partner
+ * must refuse (a gift card or amount our cache believed valid). The worker's sweeper picks it up.
+ */
+export async function insertOrder(stack: Stack, o: { giftCardCode: string; amount: number; mode?: 'sync' | 'async'; client?: string }) {
+  const { Pool } = await import('pg');
+  const { OrdersRepository, requestHash } = await import('@cardpull/orders');
+  const pool = new Pool({ connectionString: stack.db.url, max: 1 });
+  try {
+    const mode = o.mode ?? 'sync';
+    const result = await new OrdersRepository(pool).create({
+      client: o.client ?? 'shop',
+      idempotencyKey: idemKey('direct'),
+      requestHash: requestHash({ gift_card_code: o.giftCardCode, amount: o.amount, mode }),
+      mode,
+      giftCardCode: o.giftCardCode,
+      amount: o.amount,
+      metadata: undefined,
+    });
+    if (result.kind !== 'created') throw new Error('expected a new order');
+    return { id: result.order.id, requestId: result.requestId };
+  } finally {
+    await pool.end();
+  }
+}
+
+/** Polls GET /v1/orders/:id until `done(order)` holds; returns the order. */
+export async function waitForOrder(stack: Stack, id: string, done: (order: any) => boolean = (o) => ['completed', 'failed', 'needs_attention'].includes(o.status), timeoutMs = 20_000) {
+  const { waitFor } = await import('@cardpull/testing');
+  return waitFor(`order ${id}`, async () => {
+    const r = await stack.call('GET', `/v1/orders/${id}`);
+    return r.status === 200 && done(r.body.order) ? r.body.order : null;
+  }, timeoutMs);
+}
+
+/** Creates an order through the API and returns its id and first request ID. */
+export async function createOrder(stack: Stack, body: { gift_card_code: string; amount: number; mode?: string }) {
+  const res = await stack.call('POST', '/v1/orders', { body, headers: { 'idempotency-key': idemKey() } });
+  if (res.status !== 202) throw new Error(`order refused: ${res.status} ${JSON.stringify(res.body)}`);
+  return { id: res.body.order.id as string, requestId: res.body.order.attempts[0].request_id as string };
+}

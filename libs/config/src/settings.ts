@@ -65,6 +65,12 @@ export const serviceSchema = z
     /** While the circuit is open, steps that met it are retried after this delay (the queue is paused meanwhile). */
     CIRCUIT_RETRY_MS: timing(5_000, 100),
     WORKER_CONCURRENCY: intSetting(32, 1, 1000),
+    /**
+     * BullMQ job lock: a live worker renews it every half period, so it bounds only how long a killed
+     * worker's job stays stuck (lock + stalled check interval) before another worker takes it.
+     */
+    WORKER_LOCK_MS: timing(10_000, 500),
+    WORKER_STALLED_INTERVAL_MS: timing(5_000, 200),
     CATALOG_REFRESH_INTERVAL_MS: timing(5 * 60_000, 1000),
   })
   .superRefine((s, ctx) => {

@@ -11,10 +11,10 @@ import { OrderSteps } from './order-steps.service';
  * The BullMQ worker of the orders queue. Thin (STYLE habit 4): it hands the job to OrderSteps and turns
  * the answer into queue operations; our own failures (database down, a bug) are rethrown so BullMQ retries.
  *
- * Lock and stall settings: a live worker renews its lock every lockDuration/2, so the lock can be short;
- * a killed worker's job is back in the queue within lockDuration + stalledInterval (~15 s by default),
- * and the lease in Postgres (PARTNER_TIMEOUT_MS + 5 s) keeps its successor from calling before the dead
- * call's deadline has passed.
+ * Lock and stall settings (WORKER_LOCK_MS, WORKER_STALLED_INTERVAL_MS): a live worker renews its lock
+ * every lockDuration/2, so the lock can be short; a killed worker's job is back in the queue within
+ * lock + stalled interval (~15 s by default), and the lease in Postgres (see timings.leaseMs) keeps its
+ * successor from calling before the dead call's deadline has passed.
  */
 @Injectable()
 export class OrdersWorker implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -29,13 +29,13 @@ export class OrdersWorker implements OnApplicationBootstrap, OnApplicationShutdo
   ) {}
 
   onApplicationBootstrap(): void {
-    const lockDuration = Math.max(10_000, Math.min(this.config.PARTNER_TIMEOUT_MS, 30_000));
+    const lockDuration = this.config.WORKER_LOCK_MS;
     this.worker = new Worker<OrderJobData>(ORDERS_QUEUE, (job, token) => this.process(job, token), {
       connection: workerConnection(this.config.REDIS_URL),
       prefix: this.config.REDIS_PREFIX,
       concurrency: this.config.WORKER_CONCURRENCY,
       lockDuration,
-      stalledInterval: 5_000,
+      stalledInterval: this.config.WORKER_STALLED_INTERVAL_MS,
       maxStalledCount: 3,
     });
     this.worker.on('error', (err) => this.log.warn({ err: err.message }, 'orders worker: Redis error'));

@@ -29,8 +29,11 @@ export function syncRetryDelay(t: StepTimings, alreadyRetrying: boolean): number
   return alreadyRetrying ? t.SYNC_RETRY_INTERVAL_MS : t.SYNC_RETRY_FIRST_DELAY_MS;
 }
 
-/** Lease of a partner call: the call's own deadline plus a margin for the database writes around it. */
-export const leaseMs = (t: StepTimings): number => t.PARTNER_TIMEOUT_MS + 5_000;
+/**
+ * Lease of a partner call: the call's own deadline plus a margin (up to 5 s) for the database writes
+ * around it. A successor can only call once a dead caller's call has certainly ended.
+ */
+export const leaseMs = (t: StepTimings): number => t.PARTNER_TIMEOUT_MS + Math.min(5_000, t.PARTNER_TIMEOUT_MS);
 
 /** Whether the unknown-outcome window that started at `since` has run out. */
 export const windowExpired = (t: StepTimings, since: Date | null, now: number): boolean =>

@@ -9,7 +9,8 @@ const PULL_REQUEST_PATH = /^\/partners\/v1\/pull_requests\/([^/?]+)$/;
 
 /**
  * Per-request bookkeeping, in Fastify hooks so it covers every partner request, rejected ones included:
- *  - the ledger row (opened on arrival, its status written when the answer is sent);
+ *  - the ledger row (opened on arrival, its status written when the answer is sent, its finished_at when the
+ *    answer has been written or the connection closed without one: a reset, or a client that gave up);
  *  - POST /cards: the request ID. The spec does not show where a generated one is returned: we always
  *    echo it in the X-RequestId response header (set here, so even a 401 carries it).
  */
@@ -27,11 +28,14 @@ export function registerRequestHooks(fastify: FastifyInstance, state: SimStateSe
       reply.header('X-RequestId', req.sim.requestId);
     }
     const pathId = req.method === 'GET' ? PULL_REQUEST_PATH.exec(path)?.[1] : undefined;
-    req.sim.entry = state.world.ledger.openRequest(
-      req.method,
-      path,
-      req.sim.requestId ?? (pathId === undefined ? null : decodeURIComponent(pathId)),
-    );
+    const ledger = state.world.ledger;
+    const entry = ledger.openRequest(req.method, path, req.sim.requestId ?? (pathId === undefined ? null : decodeURIComponent(pathId)));
+    req.sim.entry = entry;
+    // 'finish': the whole answer was handed to the socket; 'close': also when the connection went away first
+    // (hijacked and destroyed by a reset fault, or closed by a client that stopped waiting for a held answer).
+    const finished = () => ledger.finishRequest(entry);
+    reply.raw.once('finish', finished);
+    reply.raw.once('close', finished);
   });
 
   // The async pull's request ID is in the body, parsed only now.

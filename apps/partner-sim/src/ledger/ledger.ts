@@ -3,7 +3,14 @@ import { isoWithOffset } from '../common/time';
 
 /** One partner request as received (control and health calls are not recorded). */
 export interface LedgerRequest {
+  /** When the request arrived. */
   at: string;
+  /**
+   * When it stopped being in flight: the answer was written to the socket, or the connection closed without
+   * one (a reset fault, or a client that gave up on a held answer). Null while it is still open. With `at`
+   * it tells whether two requests carrying one request ID overlapped in time (invariant 5).
+   */
+  finished_at: string | null;
   method: string;
   path: string;
   /** X-RequestId (POST /cards), the body's request_id (POST /pull_requests) or the path's (GET /pull_requests/:id). */
@@ -35,10 +42,23 @@ export class Ledger {
   private readonly cards: LedgerCard[] = [];
 
   openRequest(method: string, path: string, requestId: string | null): LedgerRequest {
-    const entry: LedgerRequest = { at: isoWithOffset(Date.now()), method, path, request_id: requestId, status: null, auth: null };
+    const entry: LedgerRequest = {
+      at: isoWithOffset(Date.now()),
+      finished_at: null,
+      method,
+      path,
+      request_id: requestId,
+      status: null,
+      auth: null,
+    };
     this.requests.push(entry);
     if (this.requests.length > MAX_REQUESTS) this.requests.splice(0, MAX_REQUESTS / 10);
     return entry;
+  }
+
+  /** The request is no longer in flight (answer sent or connection gone); the first call wins. */
+  finishRequest(entry: LedgerRequest, at = Date.now()): void {
+    entry.finished_at ??= isoWithOffset(at);
   }
 
   recordCard(card: LedgerCard): void {

@@ -1,0 +1,58 @@
+import { checkInvariants, snapshot } from '../support/invariants';
+import { createOrder, startStack, waitForOrder, type Stack } from '../support/stack';
+
+/** out_of_stock / not_enough_funds: the order waits (new request ID when it can go on), or fails at the deadline. */
+describe('waiting instead of failing: awaiting_stock and awaiting_funds', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterEach(async () => {
+    await stack.sim.control.setStock('ACME-BOOKS-FIXED', 200, 5000);
+    await stack.sim.control.setBalance(1_000_000);
+  });
+  afterAll(async () => {
+    if (stack) expect(checkInvariants(await snapshot(stack.db.url), await stack.sim.control.ledger())).toEqual([]);
+    await stack?.close();
+  });
+
+  it.each(['sync', 'async'])('out_of_stock (%s) -> awaiting_stock, then resumed with a NEW request ID when stock returns', async (mode) => {
+    await stack.sim.control.setStock('ACME-BOOKS-FIXED', 0, 5000);
+    const { id, requestId } = await createOrder(stack, { gift_card_code: 'ACME-BOOKS-FIXED', amount: 5000, mode });
+    const waiting = await waitForOrder(stack, id, (o) => o.status === 'awaiting_stock');
+    expect(waiting.error).toEqual({ code: 'out_of_stock', message: expect.any(String) });
+    expect(waiting.attempts).toEqual([expect.objectContaining({ request_id: requestId, state: 'failed_definitive', partner_status: 'out_of_stock' })]);
+    await stack.sim.control.setStock('ACME-BOOKS-FIXED', 3, 5000);
+    const done = await waitForOrder(stack, id);
+    expect(done.status).toBe('completed');
+    expect(done.error).toBeNull();
+    expect(done.attempts).toHaveLength(2);
+    expect(done.attempts[1].request_id).not.toBe(requestId);
+  });
+
+  it('not_enough_funds -> awaiting_funds, then resumed when the balance allows', async () => {
+    await stack.sim.control.setBalance(1);
+    const { id } = await createOrder(stack, { gift_card_code: 'NOVA-GAMES-FREE', amount: 20000 });
+    const waiting = await waitForOrder(stack, id, (o) => o.status === 'awaiting_funds');
+    expect(waiting.error.code).toBe('not_enough_funds');
+    await stack.sim.control.setBalance(1000);
+    const done = await waitForOrder(stack, id);
+    expect(done.status).toBe('completed');
+    expect(done.attempts).toHaveLength(2);
+  });
+
+  it('a waiting order fails at AWAIT_DEADLINE_MS with the partner’s reason', async () => {
+    const short = await startStack({ env: { AWAIT_DEADLINE_MS: '1000' } });
+    try {
+      const { id } = await createOrder(short, { gift_card_code: 'SOLD-OUT-FIXED', amount: 1000 });
+      const order = await waitForOrder(short, id, undefined, 10_000);
+      expect(order.status).toBe('failed');
+      expect(order.error.code).toBe('out_of_stock');
+      expect(order.error.message).toMatch(/deadline/);
+      expect(order.attempts).toHaveLength(1);
+      expect(checkInvariants(await snapshot(short.db.url), await short.sim.control.ledger())).toEqual([]);
+    } finally {
+      await short.close();
+    }
+  });
+});
