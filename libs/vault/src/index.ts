@@ -1,2 +1,3 @@
 export * from './vault';
 export * from './vault.module';
+export * from './reencrypt';

@@ -1,0 +1,48 @@
+import type { Pool } from 'pg';
+import { Vault, cardContext } from './vault';
+
+export interface ReencryptReport {
+  reencrypted: number;
+  alreadyActive: number;
+}
+
+/**
+ * Key rotation: re-seals every card not yet under the active key (the first of CARD_ENCRYPTION_KEYS), in
+ * batches, each batch one transaction with its rows locked, so it can run while the service runs and can be
+ * interrupted and re-run at any time. Afterwards an old key can be removed from the setting.
+ */
+export async function reencryptCards(pool: Pool, vault: Vault, batchSize = 500): Promise<ReencryptReport> {
+  let reencrypted = 0;
+  for (;;) {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows } = await client.query<{ id: string; key_id: string; code_enc: Buffer; pin_enc: Buffer | null }>(
+        'SELECT id, key_id, code_enc, pin_enc FROM cards WHERE key_id <> $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED',
+        [vault.activeKeyId, batchSize],
+      );
+      for (const row of rows) {
+        const code = vault.open({ keyId: row.key_id, blob: row.code_enc }, cardContext(row.id, 'code'));
+        const pin = row.pin_enc ? vault.open({ keyId: row.key_id, blob: row.pin_enc }, cardContext(row.id, 'pin')) : null;
+        const sealedCode = vault.seal(code, cardContext(row.id, 'code'));
+        const sealedPin = pin === null ? null : vault.seal(pin, cardContext(row.id, 'pin'));
+        await client.query('UPDATE cards SET key_id = $2, code_enc = $3, pin_enc = $4 WHERE id = $1', [
+          row.id,
+          sealedCode.keyId,
+          sealedCode.blob,
+          sealedPin?.blob ?? null,
+        ]);
+      }
+      await client.query('COMMIT');
+      reencrypted += rows.length;
+      if (rows.length < batchSize) break;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+  const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM cards WHERE key_id = $1', [vault.activeKeyId]);
+  return { reencrypted, alreadyActive: Number(rows[0]!.n) - reencrypted };
+}

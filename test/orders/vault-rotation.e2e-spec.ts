@@ -1,0 +1,39 @@
+import { randomBytes } from 'node:crypto';
+import { Pool } from 'pg';
+import { Vault, reencryptCards } from '@cardpull/vault';
+import { createOrder, startStack, waitForOrder, type Stack } from '../support/stack';
+
+describe('card vault key rotation: a command re-encrypts every card with the active key', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(() => stack?.close());
+
+  it('re-seals cards under the new first key; codes and PINs still read the same; re-running is a no-op', async () => {
+    const ids = [];
+    for (const amount of [1000, 2500, 5000]) ids.push((await createOrder(stack, { gift_card_code: 'ACME-BOOKS-FIXED', amount })).id);
+    const before = await Promise.all(ids.map((id) => waitForOrder(stack, id)));
+    const oldKey = stack.config.CARD_ENCRYPTION_KEYS[0]!;
+    const rotated = new Vault([{ id: 'k-2027', key: randomBytes(32) }, oldKey]);
+    const pool = new Pool({ connectionString: stack.db.url, max: 2 });
+    try {
+      const first = await reencryptCards(pool, rotated, 2);
+      expect(first.reencrypted).toBe(3);
+      const again = await reencryptCards(pool, rotated, 2);
+      expect(again).toEqual({ reencrypted: 0, alreadyActive: 3 });
+      const { rows } = await pool.query('SELECT DISTINCT key_id FROM cards');
+      expect(rows).toEqual([{ key_id: 'k-2027' }]);
+      // Only the new key is needed from now on.
+      const onlyNew = new Vault([{ id: 'k-2027', key: (rotated as unknown as { keys: Map<string, Buffer> }).keys.get('k-2027')! }]);
+      const { rows: cards } = await pool.query('SELECT c.id, c.key_id, c.code_enc, c.pin_enc, c.order_id FROM cards c');
+      for (const c of cards) {
+        const original = before.find((o) => o.id === c.order_id)!.card;
+        expect(onlyNew.open({ keyId: c.key_id, blob: c.code_enc }, `card/${c.id}/code`)).toBe(original.code);
+        expect(onlyNew.open({ keyId: c.key_id, blob: c.pin_enc }, `card/${c.id}/pin`)).toBe(original.pin_code);
+      }
+    } finally {
+      await pool.end();
+    }
+  });
+});
