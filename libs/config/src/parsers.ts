@@ -57,3 +57,17 @@ export const enumSetting = <T extends string>(values: readonly [T, ...T[]], def:
     .refine((v) => (values as readonly string[]).includes(v), `must be one of ${values.join(', ')}`)
     .transform((v) => v as T)
     .prefault(def);
+
+/** A URL setting without default (undefined when unset). */
+export const optionalUrlSetting = (protocols: string[]) =>
+  z
+    .string()
+    .trim()
+    .refine((v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    }, `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`)
+    .optional();

@@ -1,26 +1,18 @@
 import { z } from 'zod';
 import { parseSettings } from './config-error';
-import { boolSetting, enumSetting, hexKeySetting, intSetting, textSetting, urlSetting } from './parsers';
+import { boolSetting, enumSetting, hexKeySetting, intSetting, optionalUrlSetting, textSetting, urlSetting } from './parsers';
 import { parseApiKeys, type ApiClient } from './api-keys';
 import { parseEncryptionKeys, type EncryptionKey } from './encryption-keys';
+import { parseAdminUsers } from './admin-users';
+import { parseCallbackSecrets, parseCallbackUrls } from './callbacks';
+import { LOCAL_DEFAULTS } from './defaults';
+import { checkEnvironment } from './environment';
 
-/**
- * Local defaults: with nothing set, the service talks to the simulator on 127.0.0.1:4010 with the
- * simulator's own default credentials, and to the local Postgres and Redis. Every default below is
- * listed in .env.example. The development keys are public: PARTNER_ENV=production refuses them.
- */
-export const LOCAL_DEFAULTS = {
-  PARTNER_API_KEY: 'sim-api-key',
-  PARTNER_IDENTIFIER: 'sim-identifier',
-  PARTNER_SHARED_KEY: '6b1f0c3e5a7d9b2c4e6f8a0b1c3d5e7f9a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d',
-  CARD_ENCRYPTION_KEYS: 'dev-1:ZGV2ZWxvcG1lbnQta2V5LW5vdC1mb3ItcHJvZHVjdGk=',
-  API_KEYS: 'local:local-dev-key',
-} as const;
+export { LOCAL_DEFAULTS } from './defaults';
 
 const timing = (def: number, min = 0) => intSetting(def, min, 24 * 3600 * 1000);
 
-export const serviceSchema = z
-  .object({
+const serviceObject = z.object({
     LOG_LEVEL: enumSetting(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     DATABASE_URL: urlSetting('postgresql://postgres@127.0.0.1:5432/cardpull', ['postgresql:', 'postgres:']),
     DATABASE_POOL_SIZE: intSetting(10, 1, 500),
@@ -36,7 +28,10 @@ export const serviceSchema = z
     WORKER_PORT: intSetting(3001, 0, 65535),
     API_KEYS: textSetting(LOCAL_DEFAULTS.API_KEYS, 100_000).transform((v, ctx) => parseApiKeys(v, ctx)),
     PARTNER_ENV: enumSetting(['staging', 'production'], 'staging'),
-    PARTNER_BASE_URL: urlSetting('http://127.0.0.1:4010', ['http:', 'https:']),
+    /** The partner's base URL; when unset, the URL of PARTNER_ENV's environment below (staging: the local simulator). */
+    PARTNER_BASE_URL: optionalUrlSetting(['http:', 'https:']),
+    PARTNER_STAGING_BASE_URL: urlSetting('http://127.0.0.1:4010', ['http:', 'https:']),
+    PARTNER_PRODUCTION_BASE_URL: optionalUrlSetting(['http:', 'https:']),
     PARTNER_API_KEY: textSetting(LOCAL_DEFAULTS.PARTNER_API_KEY),
     PARTNER_IDENTIFIER: textSetting(LOCAL_DEFAULTS.PARTNER_IDENTIFIER),
     PARTNER_SHARED_KEY: hexKeySetting(LOCAL_DEFAULTS.PARTNER_SHARED_KEY),
@@ -72,8 +67,55 @@ export const serviceSchema = z
     WORKER_LOCK_MS: timing(10_000, 500),
     WORKER_STALLED_INTERVAL_MS: timing(5_000, 200),
     CATALOG_REFRESH_INTERVAL_MS: timing(5 * 60_000, 1000),
-  })
+    /** Freshness of the cached partner balance and inventories (API views, health probe, waiting checks). */
+    PARTNER_CACHE_TTL_MS: timing(30_000, 0),
+    /** Below this balance (currency units) a warning is logged, shown on the operations page and exported. */
+    LOW_BALANCE_THRESHOLD: z
+      .string()
+      .trim()
+      .regex(/^\d+(\.\d{1,2})?$/, 'must be a non-negative amount with at most 2 decimals')
+      .transform(Number)
+      .prefault('100'),
+    BALANCE_WATCH_INTERVAL_MS: timing(60_000, 1000),
+    /** Re-check of attempts left unknown (needs_attention orders): same request ID again, or GET the pull request. */
+    RECONCILE_INTERVAL_MS: timing(15 * 60_000, 1000),
+    /** Operations page and job dashboard users: name:password or name:scrypt$salt$hash, optionally :viewer. */
+    ADMIN_USERS: textSetting('admin:admin', 10_000).transform((v, ctx) => parseAdminUsers(v, ctx)),
+    /** Everyone is a viewer: no re-drive, no mark-failed, bull-board read-only. */
+    ADMIN_READ_ONLY: boolSetting(false),
+    /** Signs admin session cookies; when unset, a random one per process (sessions end with the process). */
+    ADMIN_SESSION_SECRET: z.string().trim().min(16, 'must have at least 16 characters').optional(),
+    ADMIN_SESSION_TTL_MS: timing(8 * 3600_000, 60_000),
+    /** Default callback URL per client: client=https://... (an order may give its own callback_url). */
+    CALLBACK_URLS: z.string().optional().transform((v, ctx) => parseCallbackUrls(v, ctx)),
+    /** Per-client secret signing its callbacks: client:secret. A client needs one to receive callbacks. */
+    CALLBACK_SECRETS: z.string().optional().transform((v, ctx) => parseCallbackSecrets(v, ctx)),
+    CALLBACK_TIMEOUT_MS: timing(5_000, 100),
+    CALLBACK_MAX_ATTEMPTS: intSetting(10, 1, 100),
+    /** First retry delay of a failed callback; doubles each time (capped at one hour). */
+    CALLBACK_BACKOFF_MS: timing(5_000, 10),
+  });
+
+/** Every service setting's name (documentation checks, the operations page). */
+export const SERVICE_SETTING_NAMES = Object.keys(serviceObject.shape);
+
+export const serviceSchema = serviceObject
+  .transform((s) => ({
+    ...s,
+    PARTNER_BASE_URL:
+      s.PARTNER_BASE_URL ?? (s.PARTNER_ENV === 'production' ? (s.PARTNER_PRODUCTION_BASE_URL ?? '') : s.PARTNER_STAGING_BASE_URL),
+  }))
   .superRefine((s, ctx) => {
+    if (!s.PARTNER_BASE_URL) {
+      ctx.addIssue({ code: 'custom', path: ['PARTNER_BASE_URL'], message: 'is required with PARTNER_ENV=production (or set PARTNER_PRODUCTION_BASE_URL)' });
+      return;
+    }
+    checkEnvironment(s, ctx);
+    for (const [client, url] of s.CALLBACK_URLS) {
+      if (!s.CALLBACK_SECRETS.has(client)) {
+        ctx.addIssue({ code: 'custom', path: ['CALLBACK_SECRETS'], message: `client "${client}" has a callback URL (${url}) but no secret to sign its callbacks` });
+      }
+    }
     if (s.ASYNC_POLL_INTERVAL_MIN_MS > s.ASYNC_POLL_INTERVAL_MAX_MS) {
       ctx.addIssue({
         code: 'custom',
@@ -119,6 +161,7 @@ export const simSchema = z.object({
 });
 
 export type SimConfig = z.output<typeof simSchema>;
+export const SIM_SETTING_NAMES = Object.keys(simSchema.shape);
 
 export const loadServiceConfig = (env: Record<string, string | undefined> = process.env): ServiceConfig =>
   parseSettings(serviceSchema, env);

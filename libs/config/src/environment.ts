@@ -1,0 +1,63 @@
+import type { z } from 'zod';
+import { LOCAL_DEFAULTS } from './defaults';
+import { isPlainPassword, type AdminUser } from './admin-users';
+
+interface EnvironmentSettings {
+  PARTNER_ENV: 'staging' | 'production';
+  PARTNER_BASE_URL: string;
+  PARTNER_STAGING_BASE_URL?: string;
+  PARTNER_PRODUCTION_BASE_URL?: string;
+  PARTNER_API_KEY: string;
+  PARTNER_IDENTIFIER: string;
+  PARTNER_SHARED_KEY: string;
+  CARD_ENCRYPTION_KEYS: { id: string; key: Buffer }[];
+  API_KEYS: { key: string }[];
+  ADMIN_USERS: AdminUser[];
+  ADMIN_SESSION_SECRET?: string;
+}
+
+const LOCAL_HOST = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\]|::1|0\.0\.0\.0|sim|partner-sim)$/i;
+const NON_PRODUCTION_HOST = /(^|[.-])(staging|stage|sandbox|test|dev)([.-]|$)/i;
+
+const sameOrigin = (a: string, b: string) => {
+  try {
+    return new URL(a).origin === new URL(b).origin;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * PARTNER_ENV guard: the service refuses to start when production meets a staging or simulator URL, or
+ * staging meets the production URL, and when production runs with the public local defaults (simulator
+ * credentials, development vault key, local API key or admin password).
+ */
+export function checkEnvironment(s: EnvironmentSettings, ctx: z.RefinementCtx): void {
+  const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+  const host = new URL(s.PARTNER_BASE_URL).hostname;
+  if (s.PARTNER_ENV === 'production') {
+    if (LOCAL_HOST.test(host)) issue('PARTNER_BASE_URL', `is a local or simulator address (${host}) but PARTNER_ENV is production`);
+    else if (NON_PRODUCTION_HOST.test(host)) issue('PARTNER_BASE_URL', `looks like a staging address (${host}) but PARTNER_ENV is production`);
+    else if (s.PARTNER_STAGING_BASE_URL && sameOrigin(s.PARTNER_BASE_URL, s.PARTNER_STAGING_BASE_URL)) {
+      issue('PARTNER_BASE_URL', 'is PARTNER_STAGING_BASE_URL but PARTNER_ENV is production');
+    }
+    if (s.PARTNER_PRODUCTION_BASE_URL && !sameOrigin(s.PARTNER_BASE_URL, s.PARTNER_PRODUCTION_BASE_URL)) {
+      issue('PARTNER_BASE_URL', 'differs from PARTNER_PRODUCTION_BASE_URL while PARTNER_ENV is production');
+    }
+    const simulatorCredentials =
+      s.PARTNER_API_KEY === LOCAL_DEFAULTS.PARTNER_API_KEY ||
+      s.PARTNER_IDENTIFIER === LOCAL_DEFAULTS.PARTNER_IDENTIFIER ||
+      s.PARTNER_SHARED_KEY.toLowerCase() === LOCAL_DEFAULTS.PARTNER_SHARED_KEY;
+    if (simulatorCredentials) issue('PARTNER_API_KEY', 'the simulator credentials cannot be used with PARTNER_ENV=production');
+    if (s.CARD_ENCRYPTION_KEYS.some((k) => LOCAL_DEFAULTS.CARD_ENCRYPTION_KEYS.endsWith(k.key.toString('base64')))) {
+      issue('CARD_ENCRYPTION_KEYS', 'the public development key cannot be used with PARTNER_ENV=production');
+    }
+    if (s.API_KEYS.some((k) => k.key === 'local-dev-key')) issue('API_KEYS', 'the local development key cannot be used with PARTNER_ENV=production');
+    if (s.ADMIN_USERS.some(isPlainPassword)) issue('ADMIN_USERS', 'plain passwords are refused with PARTNER_ENV=production: store scrypt hashes (npm run admin:hash-password)');
+    if (!s.ADMIN_SESSION_SECRET) issue('ADMIN_SESSION_SECRET', 'is required with PARTNER_ENV=production (sessions must survive restarts and span API instances)');
+  } else {
+    if (s.PARTNER_PRODUCTION_BASE_URL && sameOrigin(s.PARTNER_BASE_URL, s.PARTNER_PRODUCTION_BASE_URL)) {
+      issue('PARTNER_BASE_URL', 'is PARTNER_PRODUCTION_BASE_URL but PARTNER_ENV is staging');
+    }
+  }
+}
