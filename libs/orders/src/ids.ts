@@ -17,8 +17,16 @@ export function uuidv7(now = Date.now()): string {
 export const newRequestId = (): string => randomUUID();
 
 /** Hash of what an Idempotency-Key promises: the same key with another body is a conflict. */
-export function requestHash(body: { gift_card_code: string; amount: number; mode: string; metadata?: unknown }): string {
+export function requestHash(body: { gift_card_code: string; amount: number; mode: string; metadata?: unknown; callback_url?: string }): string {
   return createHash('sha256')
-    .update(canonicalJson({ amount: body.amount, gift_card_code: body.gift_card_code, metadata: body.metadata ?? null, mode: body.mode }))
+    .update(
+      canonicalJson({
+        amount: body.amount,
+        callback_url: body.callback_url ?? null,
+        gift_card_code: body.gift_card_code,
+        metadata: body.metadata ?? null,
+        mode: body.mode,
+      }),
+    )
     .digest('hex');
 }

@@ -11,3 +11,5 @@ export * from './step-outcomes.service';
 export * from './steps.repository';
 export * from './sweeper.service';
 export * from './timings';
+export * from './order-view';
+export * from './callbacks';

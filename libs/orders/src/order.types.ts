@@ -21,6 +21,7 @@ export interface OrderRow {
   leaseOwner: string | null;
   leaseExpiresAt: Date | null;
   waitDeadline: Date | null;
+  callbackUrl: string | null;
   createdAt: Date;
   updatedAt: Date;
   completedAt: Date | null;
@@ -63,6 +64,7 @@ export const ORDER_COLUMNS = `o.id, o.client, o.idempotency_key AS "idempotencyK
   o.mode, o.gift_card_code AS "giftCardCode", o.amount, o.metadata, o.error_code AS "errorCode",
   o.error_message AS "errorMessage", o.next_step AS "nextStep", o.next_step_at AS "nextStepAt", o.step_seq AS "stepSeq",
   o.lease_owner AS "leaseOwner", o.lease_expires_at AS "leaseExpiresAt", o.wait_deadline AS "waitDeadline",
+  o.callback_url AS "callbackUrl",
   o.created_at AS "createdAt", o.updated_at AS "updatedAt", o.completed_at AS "completedAt"`;
 
 export const ATTEMPT_COLUMNS = `a.request_id AS "requestId", a.order_id AS "orderId", a.seq, a.kind, a.state,

@@ -4,6 +4,7 @@ import { PinoLogger } from 'nestjs-pino';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { runInJobContext } from '@cardpull/logger';
 import { ORDERS_QUEUE, workerConnection, type OrderJobData } from '@cardpull/queue';
+import { CallbackQueue } from './callbacks/callback-queue.service';
 import { OrderQueue } from './order-queue.service';
 import { OrderSteps } from './order-steps.service';
 
@@ -25,6 +26,7 @@ export class OrdersWorker implements OnApplicationBootstrap, OnApplicationShutdo
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly steps: OrderSteps,
     private readonly queue: OrderQueue,
+    private readonly callbacks: CallbackQueue,
     private readonly pino: PinoLogger,
   ) {}
 
@@ -48,6 +50,7 @@ export class OrdersWorker implements OnApplicationBootstrap, OnApplicationShutdo
   async process(job: Job<OrderJobData>, token?: string): Promise<string> {
     return runInJobContext(this.pino, job, async () => {
       const result = await this.steps.run({ ...job.data, step: job.name });
+      if (result.callbacks?.length) await this.callbacks.enqueue(result.callbacks.map((id) => ({ id })));
       switch (result.kind) {
         case 'next':
           await this.queue.schedule(result);

@@ -1,6 +1,7 @@
 import { BullModule } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
-import { ORDERS_QUEUE } from '@cardpull/queue';
+import { CALLBACKS_QUEUE, ORDERS_QUEUE } from '@cardpull/queue';
+import { CallbackDeliverer, CallbackQueue, CallbacksRepository, CallbacksWorker } from './callbacks';
 import { PartnerCircuit } from './circuit.service';
 import { CircuitProbe } from './circuit-probe.service';
 import { OrderQueue } from './order-queue.service';
@@ -13,16 +14,16 @@ import { Sweeper } from './sweeper.service';
 
 /** What both the API and the worker need: the order repositories, the queue, the circuit state. */
 @Module({
-  imports: [BullModule.registerQueue({ name: ORDERS_QUEUE })],
-  providers: [OrdersRepository, StepsRepository, OrderQueue, PartnerCircuit],
-  exports: [OrdersRepository, StepsRepository, OrderQueue, PartnerCircuit, BullModule],
+  imports: [BullModule.registerQueue({ name: ORDERS_QUEUE }, { name: CALLBACKS_QUEUE })],
+  providers: [OrdersRepository, StepsRepository, OrderQueue, PartnerCircuit, CallbackQueue, CallbacksRepository],
+  exports: [OrdersRepository, StepsRepository, OrderQueue, PartnerCircuit, CallbackQueue, CallbacksRepository, BullModule],
 })
 export class OrdersCoreModule {}
 
 /** The worker's side: step handlers, the BullMQ worker, the sweeper and the circuit probe. */
 @Module({
   imports: [OrdersCoreModule],
-  providers: [StepOutcomes, OrderSteps, OrdersWorker, Sweeper, CircuitProbe],
-  exports: [OrderSteps, OrdersWorker, Sweeper, CircuitProbe],
+  providers: [StepOutcomes, OrderSteps, OrdersWorker, Sweeper, CircuitProbe, CallbackDeliverer, CallbacksWorker],
+  exports: [OrderSteps, OrdersWorker, Sweeper, CircuitProbe, CallbackDeliverer],
 })
 export class OrdersWorkerModule {}

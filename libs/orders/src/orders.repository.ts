@@ -19,6 +19,8 @@ export interface NewOrder {
   giftCardCode: string;
   amount: number;
   metadata: unknown;
+  /** Where the order's terminal events are posted (its own URL or its client's default), or null. */
+  callbackUrl?: string | null;
 }
 
 export type CreateResult =
@@ -57,8 +59,8 @@ export class OrdersRepository {
     const { rows } = await this.pool.query<OrderRow>(
       `WITH ins AS (
          INSERT INTO orders (id, client, idempotency_key, request_hash, status, mode, gift_card_code, amount, metadata,
-                             next_step, next_step_at, step_seq, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, 'pending', $5::"PullMode", $6, $7, $8::jsonb, $9::"OrderStep", now(), 1, now(), now())
+                             next_step, next_step_at, step_seq, callback_url, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, 'pending', $5::"PullMode", $6, $7, $8::jsonb, $9::"OrderStep", now(), 1, $12, now(), now())
          ON CONFLICT (client, idempotency_key) DO NOTHING
          RETURNING *
        ), att AS (
@@ -81,6 +83,7 @@ export class OrdersRepository {
         nextStep,
         requestId,
         `api:${input.client}`,
+        input.callbackUrl ?? null,
       ],
     );
     if (rows[0]) return { kind: 'created', order: rows[0], requestId };

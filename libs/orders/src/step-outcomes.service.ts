@@ -11,11 +11,15 @@ import { StepsRepository, type Transition } from './steps.repository';
 import { syncRetryDelay, windowExpired } from './timings';
 
 /** What the job that ran a step must do next with the queue. */
-export type StepResult =
+export type StepResult = (
   | { kind: 'done'; reason: string }
   | { kind: 'next'; orderId: string; stepSeq: number; step: OrderStep; at: Date }
   /** Run this same job again later; nothing changed in Postgres (a poll that learned nothing). */
-  | { kind: 'delay'; until: Date; reason: string };
+  | { kind: 'delay'; until: Date; reason: string }
+) & {
+  /** Callback events the step's transition wrote (outbox), to be delivered now that it is committed. */
+  callbacks?: string[];
+};
 
 /** An unknown outcome's reason: the client's (timeout, network, ...) or ours ('interrupted': the caller died). */
 export interface UnknownOutcome {
@@ -80,7 +84,7 @@ export class StepOutcomes {
     if (!result.cardStored) {
       this.log.error({ orderId: order.id, partnerCardId: card.id }, 'order completed but its card was not inserted (already stored?)');
     }
-    return { kind: 'done', reason: 'completed' };
+    return { kind: 'done', reason: 'completed', callbacks: result.callbackEventIds };
   }
 
   /**
@@ -199,8 +203,9 @@ export class StepOutcomes {
   async apply(order: OrderRow, t: Omit<Transition, 'orderId' | 'guard' | 'actor'>): Promise<StepResult> {
     const result = await this.steps.transition({ ...t, orderId: order.id, guard: { stepSeq: order.stepSeq }, actor: this.actor });
     if (!result.applied) return { kind: 'done', reason: 'the order moved on meanwhile' };
+    const callbacks = result.callbackEventIds;
     return t.next
-      ? { kind: 'next', orderId: order.id, stepSeq: result.stepSeq, step: t.next.step, at: t.next.at }
-      : { kind: 'done', reason: result.status ?? 'ended' };
+      ? { kind: 'next', orderId: order.id, stepSeq: result.stepSeq, step: t.next.step, at: t.next.at, callbacks }
+      : { kind: 'done', reason: result.status ?? 'ended', callbacks };
   }
 }

@@ -58,6 +58,8 @@ export interface TransitionResult {
   stepSeq: number;
   status: OrderStatus | null;
   cardStored: boolean;
+  /** Callback events written by this transition (outbox), to deliver once it is committed. */
+  callbackEventIds: string[];
 }
 
 export interface LeaseResult extends CurrentStep {
@@ -160,7 +162,18 @@ export class StepsRepository {
 
     const ctes = [
       `prev AS (SELECT status FROM orders WHERE id = $1)`,
-      `o AS (UPDATE orders SET ${sets.join(', ')} WHERE id = $1 AND ${guard} RETURNING step_seq, status)`,
+      `o AS (UPDATE orders SET ${sets.join(', ')} WHERE id = $1 AND ${guard}
+             RETURNING step_seq, status, client, callback_url, error_code, error_message)`,
+      // The outbox: a callback for every transition into a terminal or needs_attention status, committed
+      // with it (ARCHITECTURE invariant 3's spirit for callers: no event without its transition, and back).
+      `cb AS (INSERT INTO callback_events (id, order_id, client, type, url, snapshot)
+             SELECT gen_random_uuid(), $1, o.client, 'order.' || o.status, o.callback_url,
+                    jsonb_build_object('status', o.status, 'error', CASE WHEN o.error_code IS NULL THEN NULL
+                      ELSE jsonb_build_object('code', o.error_code, 'message', o.error_message) END)
+             FROM o, prev
+             WHERE o.callback_url IS NOT NULL AND o.status IN ('completed', 'failed', 'needs_attention')
+               AND o.status IS DISTINCT FROM prev.status
+             RETURNING id)`,
     ];
     if (t.attempt) {
       const a = t.attempt;
@@ -198,14 +211,15 @@ export class StepsRepository {
                  ${p(t.actor)}, ${p(t.event.detail ? JSON.stringify(t.event.detail) : null)}::jsonb FROM o, prev)`,
       );
     }
-    const { rows } = await this.pool.query<{ step_seq: number; status: OrderStatus; card_stored: boolean }>(
-      `WITH ${ctes.join(',\n')} SELECT o.step_seq, o.status, ${cardSelect} AS card_stored FROM o`,
+    const { rows } = await this.pool.query<{ step_seq: number; status: OrderStatus; card_stored: boolean; callbacks: string[] }>(
+      `WITH ${ctes.join(',\n')}
+       SELECT o.step_seq, o.status, ${cardSelect} AS card_stored, ARRAY(SELECT id::text FROM cb) AS callbacks FROM o`,
       params,
     );
     const row = rows[0];
     return row
-      ? { applied: true, stepSeq: row.step_seq, status: row.status, cardStored: row.card_stored }
-      : { applied: false, stepSeq: -1, status: null, cardStored: false };
+      ? { applied: true, stepSeq: row.step_seq, status: row.status, cardStored: row.card_stored, callbackEventIds: row.callbacks }
+      : { applied: false, stepSeq: -1, status: null, cardStored: false, callbackEventIds: [] };
   }
 }
 

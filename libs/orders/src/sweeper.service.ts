@@ -2,8 +2,10 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplica
 import type { Pool } from 'pg';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { PG_POOL, type OrderStep } from '@cardpull/db';
-import { orderStepJobId } from '@cardpull/queue';
+import { callbackJobId, orderStepJobId } from '@cardpull/queue';
 import { PartnerCircuit } from './circuit.service';
+import { CallbackQueue } from './callbacks/callback-queue.service';
+import { CallbacksRepository } from './callbacks/callbacks.repository';
 import { OrderQueue, type ScheduledStep } from './order-queue.service';
 
 /** Any constant: the advisory lock that lets one worker at a time sweep. */
@@ -32,6 +34,8 @@ export class Sweeper implements OnApplicationBootstrap, OnApplicationShutdown {
     @Inject(PG_POOL) private readonly pool: Pool,
     private readonly queue: OrderQueue,
     private readonly circuit: PartnerCircuit,
+    private readonly callbackQueue: CallbackQueue,
+    private readonly callbacks: CallbacksRepository,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -74,9 +78,16 @@ export class Sweeper implements OnApplicationBootstrap, OnApplicationShutdown {
         .filter((r) => !live.has(orderStepJobId(r.id, r.step_seq)))
         .map((r) => ({ orderId: r.id, stepSeq: r.step_seq, step: r.next_step, at: r.next_step_at }));
       if (missing.length) await this.queue.scheduleMany(missing);
+      // The callback outbox the same way: every pending event has a delivery job.
+      const [pendingCallbacks, liveCallbacks] = [await this.callbacks.pending(), await this.callbackQueue.liveJobIds()];
+      const lostCallbacks = pendingCallbacks.filter((e) => !liveCallbacks.has(callbackJobId(e.id)));
+      await this.callbackQueue.enqueue(lostCallbacks.map((e) => ({ id: e.id, at: e.nextAttemptAt })));
       await client.query('COMMIT');
-      if (missing.length) {
-        this.log.warn({ enqueued: missing.length, pending: rows.length }, `sweeper re-enqueued ${missing.length} order step(s) that had no job`);
+      if (missing.length || lostCallbacks.length) {
+        this.log.warn(
+          { enqueued: missing.length, pending: rows.length, callbacks: lostCallbacks.length },
+          `sweeper re-enqueued ${missing.length} order step(s) and ${lostCallbacks.length} callback(s) that had no job`,
+        );
       }
       return { swept: true, pending: rows.length, enqueued: missing.length };
     } catch (error) {

@@ -43,3 +43,20 @@ export const MAINTENANCE_JOB_OPTIONS: JobsOptions = {
   removeOnComplete: { count: 100 },
   removeOnFail: { count: 100 },
 };
+
+/** Caller callbacks (outbox deliveries). */
+export const CALLBACKS_QUEUE = 'callbacks';
+
+export interface CallbackJobData {
+  eventId: string;
+}
+
+/** One job per event; retries are scheduled by the deliverer from Postgres (attempts, backoff), not by BullMQ. */
+export const callbackJobId = (eventId: string): string => `cb-${eventId}`;
+
+export const CALLBACK_JOB_OPTIONS: JobsOptions = {
+  attempts: 3,
+  backoff: { type: 'exponential', delay: 1_000 },
+  removeOnComplete: { age: 3_600, count: 5_000 },
+  removeOnFail: true,
+};

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isHttpUrl } from '@cardpull/config';
 import { ApiError } from '@cardpull/platform';
 
 /** Largest amount we accept (minor units): far above any gift card, far below integer trouble. */
@@ -31,9 +32,14 @@ export const createOrderSchema = z
       .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes of JSON`)
       .refine((m) => depth(m) <= MAX_METADATA_DEPTH, `must be nested at most ${MAX_METADATA_DEPTH} levels deep`)
       .optional(),
+    callback_url: z
+      .string('must be a string')
+      .max(2048, 'must be at most 2048 characters')
+      .refine(isHttpUrl, 'must be an http(s) URL')
+      .optional(),
   })
   .meta({
-    examples: [{ gift_card_code: 'ACME-BOOKS-FIXED', amount: 2500, mode: 'sync', metadata: { cart_id: 'c-1234' } }],
+    examples: [{ gift_card_code: 'ACME-BOOKS-FIXED', amount: 2500, mode: 'sync', metadata: { cart_id: 'c-1234' }, callback_url: 'https://shop.example.com/hooks/cardpull' }],
   });
 
 export type CreateOrderInput = z.output<typeof createOrderSchema>;

@@ -6,7 +6,7 @@ import { ApiError } from '@cardpull/platform';
 import { Vault } from '@cardpull/vault';
 import { ApiKeyGuard, RequireScope, type AuthedRequest } from '../auth/api-key.guard';
 import { parseCreateOrder, parseIdempotencyKey, parseWait, requireJson } from './order-input';
-import { toOrderView } from './order-view';
+import { toOrderView } from '@cardpull/orders';
 import { OrdersService } from './orders.service';
 
 const cursorOf = (id: string) => Buffer.from(id, 'utf8').toString('base64url');

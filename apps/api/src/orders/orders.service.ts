@@ -1,5 +1,5 @@
-import { Injectable } from '@nestjs/common';
-import type { ApiClient } from '@cardpull/config';
+import { Inject, Injectable } from '@nestjs/common';
+import { SERVICE_CONFIG, type ApiClient, type ServiceConfig } from '@cardpull/config';
 import type { OrderStatus } from '@cardpull/db';
 import { OrderQueue, OrdersRepository, TERMINAL_STATUSES, requestHash, type OrderDetail } from '@cardpull/orders';
 import { checkAmount } from '@cardpull/partner-client';
@@ -17,6 +17,7 @@ export type IntakeResult = { created: boolean; detail: OrderDetail };
 @Injectable()
 export class OrdersService {
   constructor(
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly repo: OrdersRepository,
     private readonly queue: OrderQueue,
     private readonly catalog: CatalogService,
@@ -31,7 +32,11 @@ export class OrdersService {
       if (!existing) throw refusal;
       return this.replayOrConflict(existing.requestHash === hash, existing.id, client.client);
     }
+    if (input.callback_url && !this.config.CALLBACK_SECRETS.has(client.client)) {
+      throw new ApiError(422, 'callback_not_configured', `Client ${client.client} has no callback secret (CALLBACK_SECRETS): its callbacks could not be signed`);
+    }
     const result = await this.repo.create({
+      callbackUrl: input.callback_url ?? this.config.CALLBACK_URLS.get(client.client) ?? null,
       client: client.client,
       idempotencyKey,
       requestHash: hash,

@@ -1,4 +1,4 @@
-import type { OrderDetail } from '@cardpull/orders';
+import type { OrderDetail } from './orders.repository';
 import { Vault, cardContext } from '@cardpull/vault';
 
 export interface OrderView {

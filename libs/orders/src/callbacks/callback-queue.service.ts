@@ -1,0 +1,33 @@
+import { InjectQueue } from '@nestjs/bullmq';
+import { Injectable, Logger } from '@nestjs/common';
+import type { Queue } from 'bullmq';
+import { CALLBACKS_QUEUE, CALLBACK_JOB_OPTIONS, callbackJobId, type CallbackJobData } from '@cardpull/queue';
+
+/** Enqueues callback deliveries after their event is committed; a failure is only logged (the sweeper retries). */
+@Injectable()
+export class CallbackQueue {
+  private readonly log = new Logger(CallbackQueue.name);
+
+  constructor(@InjectQueue(CALLBACKS_QUEUE) readonly queue: Queue<CallbackJobData>) {
+    queue.on('error', () => undefined); // the orders queue already reports an unreachable Redis
+  }
+
+  async enqueue(events: { id: string; at?: Date }[]): Promise<void> {
+    if (!events.length) return;
+    try {
+      await this.queue.addBulk(
+        events.map((e) => ({
+          name: 'deliver_callback',
+          data: { eventId: e.id },
+          opts: { ...CALLBACK_JOB_OPTIONS, jobId: callbackJobId(e.id), delay: Math.max(0, (e.at?.getTime() ?? 0) - Date.now()) },
+        })),
+      );
+    } catch (error) {
+      this.log.warn({ err: (error as Error).message, events: events.length }, 'could not enqueue callbacks; the sweeper will');
+    }
+  }
+
+  async liveJobIds(): Promise<Set<string>> {
+    return new Set(await this.queue.getRanges(['active', 'wait', 'delayed', 'prioritized', 'waiting-children'], 0, -1));
+  }
+}
