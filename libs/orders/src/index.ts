@@ -13,3 +13,5 @@ export * from './sweeper.service';
 export * from './timings';
 export * from './order-view';
 export * from './callbacks';
+export * from './admin-actions.service';
+export * from './partner-watch';

@@ -2,7 +2,9 @@ import { BullModule } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
 import { CALLBACKS_QUEUE, ORDERS_QUEUE } from '@cardpull/queue';
 import { CallbackDeliverer, CallbackQueue, CallbacksRepository, CallbacksWorker } from './callbacks';
+import { AdminActions } from './admin-actions.service';
 import { PartnerCircuit } from './circuit.service';
+import { PartnerErrors, PartnerSnapshots } from './partner-watch';
 import { CircuitProbe } from './circuit-probe.service';
 import { OrderQueue } from './order-queue.service';
 import { OrderSteps } from './order-steps.service';
@@ -15,8 +17,8 @@ import { Sweeper } from './sweeper.service';
 /** What both the API and the worker need: the order repositories, the queue, the circuit state. */
 @Module({
   imports: [BullModule.registerQueue({ name: ORDERS_QUEUE }, { name: CALLBACKS_QUEUE })],
-  providers: [OrdersRepository, StepsRepository, OrderQueue, PartnerCircuit, CallbackQueue, CallbacksRepository],
-  exports: [OrdersRepository, StepsRepository, OrderQueue, PartnerCircuit, CallbackQueue, CallbacksRepository, BullModule],
+  providers: [OrdersRepository, StepsRepository, OrderQueue, PartnerCircuit, CallbackQueue, CallbacksRepository, AdminActions, PartnerErrors, PartnerSnapshots],
+  exports: [PartnerErrors, PartnerSnapshots, OrdersRepository, StepsRepository, OrderQueue, PartnerCircuit, CallbackQueue, CallbacksRepository, AdminActions, BullModule],
 })
 export class OrdersCoreModule {}
 

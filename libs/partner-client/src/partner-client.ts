@@ -32,7 +32,13 @@ export interface PartnerCallEvent {
   endpoint: PartnerEndpoint;
   outcome: PartnerOutcome<unknown>['kind'];
   reason?: string;
+  /** The partner's error code, when it gave one. */
+  code?: string;
+  /** The partner's (or our transport's) message for a non-success; never a body with a card. */
+  message?: string;
   httpStatus?: number;
+  /** The request ID the call carried (pulls), for the operations page. */
+  requestId?: string;
   durationMs: number;
 }
 
@@ -76,7 +82,7 @@ export class PartnerClient {
   async createCard(requestId: string, giftCardCode: string, amount: number): Promise<PartnerOutcome<Card>> {
     requireRequestId(requestId);
     const body = { card: { amount, gift_card_code: giftCardCode } };
-    const out = await this.call('createCard', 'POST', '/cards', body, parseCardEnvelope, { 'x-requestid': requestId });
+    const out = await this.call('createCard', 'POST', '/cards', body, parseCardEnvelope, requestId);
     return out.kind === 'success' ? { ...out, value: out.value.card } : out;
   }
 
@@ -89,15 +95,13 @@ export class PartnerClient {
   async createPullRequest(requestId: string, giftCardCode: string, amount: number): Promise<PartnerOutcome<PullRequest>> {
     requireRequestId(requestId);
     const body = { pull_request: { amount, gift_card_code: giftCardCode, request_id: requestId } };
-    const out = await this.call('createPullRequest', 'POST', '/pull_requests', body, parsePullRequestEnvelope, {
-      'x-requestid': requestId,
-    });
+    const out = await this.call('createPullRequest', 'POST', '/pull_requests', body, parsePullRequestEnvelope, requestId);
     return out.kind === 'success' ? { ...out, value: out.value.pull_request } : out;
   }
 
   async getPullRequest(requestId: string): Promise<PartnerOutcome<PullRequest>> {
     const path = `/pull_requests/${encodeURIComponent(requestId)}`;
-    const out = await this.call('getPullRequest', 'GET', path, undefined, parsePullRequestEnvelope);
+    const out = await this.call('getPullRequest', 'GET', path, undefined, parsePullRequestEnvelope, requestId);
     return out.kind === 'success' ? { ...out, value: out.value.pull_request } : out;
   }
 
@@ -119,7 +123,8 @@ export class PartnerClient {
     path: string,
     body: unknown,
     parse: (body: unknown) => T | undefined,
-    extraHeaders: Record<string, string> = {},
+    /** The pull's request ID: sent as X-RequestId on POSTs (spec, "Request ID"), reported on the call event. */
+    requestId?: string,
   ): Promise<PartnerOutcome<T>> {
     const started = performance.now();
     const fullPath = `${this.basePath}${API_PREFIX}${path}`;
@@ -142,7 +147,7 @@ export class PartnerClient {
           authorization,
           accept: 'application/json',
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          ...extraHeaders,
+          ...(requestId && method === 'POST' ? { 'x-requestid': requestId } : {}),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(this.opts.timeoutMs),
@@ -159,11 +164,14 @@ export class PartnerClient {
       durationMs,
       ...(outcome.kind === 'unknown' ? { reason: outcome.reason } : {}),
       ...('httpStatus' in outcome && outcome.httpStatus !== undefined ? { httpStatus: outcome.httpStatus } : {}),
+      ...('code' in outcome && outcome.code !== undefined ? { code: outcome.code } : {}),
+      ...(outcome.kind !== 'success' ? { message: outcome.message } : {}),
+      ...(requestId ? { requestId } : {}),
     };
     this.opts.onCall?.(event);
     // Never log bodies (cards) nor headers (signature): the event carries what an operator needs.
     if (outcome.kind === 'success') this.opts.logger?.debug({ partnerCall: event }, `partner ${endpoint} ok`);
-    else this.opts.logger?.warn({ partnerCall: event, message: outcome.message }, `partner ${endpoint}: ${outcome.kind}`);
+    else this.opts.logger?.warn({ partnerCall: event }, `partner ${endpoint}: ${outcome.kind}`);
     return outcome;
   }
 }

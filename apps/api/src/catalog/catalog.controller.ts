@@ -1,16 +1,22 @@
-import { Controller, Get, Param, UseGuards } from '@nestjs/common';
-import { PartnerClient, type PartnerOutcome } from '@cardpull/partner-client';
+import { Controller, Get, Inject, Param, UseGuards } from '@nestjs/common';
+import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { PartnerSnapshots, type Snapshot } from '@cardpull/orders';
 import { ApiError } from '@cardpull/platform';
 import { ApiKeyGuard, RequireScope } from '../auth/api-key.guard';
 import { CatalogService } from './catalog.service';
 
-/** The partner's catalog, inventories and balance, through our cache (catalog) or a direct read. */
+/**
+ * The partner's catalog, inventories and balance through our caches: the catalog (refreshed every
+ * CATALOG_REFRESH_INTERVAL_MS), the balance and inventories (PARTNER_CACHE_TTL_MS). Each answer says when
+ * the data was fetched and whether it is a stale copy (the partner could not be asked).
+ */
 @Controller('v1')
 @UseGuards(ApiKeyGuard)
 export class CatalogController {
   constructor(
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly catalog: CatalogService,
-    private readonly partner: PartnerClient,
+    private readonly snapshots: PartnerSnapshots,
   ) {}
 
   @Get('gift-cards')
@@ -25,24 +31,32 @@ export class CatalogController {
   async giftCard(@Param('code') code: string) {
     const card = await this.catalog.find(code);
     if (!card) throw new ApiError(404, 'gift_card_not_found', `Gift card ${code} not found`);
-    return { gift_card: card };
+    return { gift_card: card, refreshed_at: this.catalog.list().refreshedAt?.toISOString() ?? null };
   }
 
   @Get('inventories/:code')
   @RequireScope('orders:read')
   async inventory(@Param('code') code: string) {
-    return unwrap(await this.partner.getInventory(code));
+    if (!(await this.catalog.find(code))) throw new ApiError(404, 'gift_card_not_found', `Gift card ${code} not found`);
+    const snap = available(await this.snapshots.inventory(code));
+    return { ...snap.data, fetched_at: snap.fetchedAt.toISOString(), stale: snap.stale };
   }
 
   @Get('balance')
   @RequireScope('orders:read')
   async balance() {
-    return unwrap(await this.partner.getBalance());
+    const snap = available(await this.snapshots.balance());
+    return {
+      ...snap.data,
+      fetched_at: snap.fetchedAt.toISOString(),
+      stale: snap.stale,
+      low: snap.data.balance.amount < this.config.LOW_BALANCE_THRESHOLD,
+      low_balance_threshold: this.config.LOW_BALANCE_THRESHOLD,
+    };
   }
 }
 
-function unwrap<T>(out: PartnerOutcome<T>): T {
-  if (out.kind === 'success') return out.value;
-  if (out.kind === 'definitive' && out.code === 'gift_card_not_found') throw new ApiError(404, out.code, out.message);
-  throw new ApiError(503, 'partner_unavailable', `The partner did not answer usefully (${out.kind}): ${out.message}`);
+function available<T>(snap: Snapshot<T> | null): Snapshot<T> {
+  if (!snap) throw new ApiError(503, 'partner_unavailable', 'The partner did not answer and nothing is cached yet; try again shortly');
+  return snap;
 }
