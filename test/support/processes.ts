@@ -18,11 +18,20 @@ export const BUILT = {
 export type BuiltApp = keyof typeof BUILT;
 
 /** Sources a built app is compiled from: a newer file there means the build is stale. */
+/** The line each app's main.ts writes once it serves. */
+const READY_LINE: Record<BuiltApp, RegExp> = {
+  worker: /cardpull worker running/,
+  api: /cardpull api listening on/,
+  'partner-sim': /partner simulator listening on/,
+};
+
 const SOURCES: Record<BuiltApp, string[]> = {
   worker: ['apps/worker/src', 'libs'],
   api: ['apps/api/src', 'libs'],
   'partner-sim': ['apps/partner-sim/src', 'libs'],
 };
+
+const checked = new Set<BuiltApp>();
 
 /** Absolute path of a built app's entry point; throws, saying what to run, when it is missing. */
 export function builtEntry(app: BuiltApp): string {
@@ -30,11 +39,13 @@ export function builtEntry(app: BuiltApp): string {
   if (!existsSync(entry)) {
     throw new Error(`${BUILT[app]} is missing: these suites run the built ${app}. Run \`npm run build\` first (\`npm test\` builds before running jest).`);
   }
+  if (checked.has(app)) return entry;
+  checked.add(app);
   const built = statSync(entry).mtimeMs;
   const newer = SOURCES[app].map((dir) => newestTsFile(join(ROOT, dir))).find((f) => f && f.mtimeMs > built);
   if (newer) {
     // A warning, not a failure: other work may be editing the sources while the build is still good enough.
-    console.warn(`${BUILT[app]} is older than ${newer.path.slice(ROOT.length + 1)}: the processes run the last build (\`npm run build\` to refresh it).`);
+    process.stderr.write(`warning: ${BUILT[app]} is older than ${newer.path.slice(ROOT.length + 1)}: the processes run the last build (\`npm run build\` to refresh it).\n`);
   }
   return entry;
 }
@@ -122,11 +133,13 @@ export function spawnApp(app: BuiltApp, env: Record<string, string>, opts: Spawn
   createInterface({ input: child.stderr! }).on('line', onLine);
 
   let exitInfo: ExitInfo | null = null;
+  child.once('error', (error) => onLine(`spawn error: ${error.message}`));
+  // 'close' rather than 'exit': it comes once stdout and stderr are drained, so `logs` is complete.
   const exited = new Promise<ExitInfo>((resolve) => {
-    child.once('exit', (code, signal) => {
+    child.once('close', (code, signal) => {
       exitInfo = { code, signal };
       live.delete(handle);
-      for (const l of listeners) l('');
+      for (const l of listeners) l(''); // wakes waitForLog callers: the process is gone
       resolve(exitInfo);
     });
   });
@@ -157,7 +170,7 @@ export function spawnApp(app: BuiltApp, env: Record<string, string>, opts: Spawn
       return exitInfo;
     },
     kill: (signal = 'SIGTERM') => (exitInfo ? false : child.kill(signal)),
-    ready: (timeoutMs = 20_000) => waitForLog(/cardpull \S+ running|listening|running on/i, timeoutMs).then(() => undefined),
+    ready: (timeoutMs = 20_000) => waitForLog(READY_LINE[app], timeoutMs).then(() => undefined),
     waitForLog,
     async stop(graceMs = 5_000) {
       if (exitInfo) return exitInfo;

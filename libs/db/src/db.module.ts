@@ -1,4 +1,4 @@
-import { Global, Module, type OnModuleDestroy, Inject } from '@nestjs/common';
+import { Global, Module, type OnApplicationShutdown, Inject } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { PG_POOL, PrismaService, createPgPool } from './prisma.service';
@@ -15,10 +15,11 @@ import { PG_POOL, PrismaService, createPgPool } from './prisma.service';
   ],
   exports: [PG_POOL, PrismaService],
 })
-export class DbModule implements OnModuleDestroy {
+/** The pool ends last (onApplicationShutdown), after the workers drained their jobs (beforeApplicationShutdown). */
+export class DbModule implements OnApplicationShutdown {
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
-  async onModuleDestroy(): Promise<void> {
+  async onApplicationShutdown(): Promise<void> {
     await this.pool.end().catch(() => undefined);
   }
 }

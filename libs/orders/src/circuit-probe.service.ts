@@ -1,11 +1,11 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { PartnerClient } from '@cardpull/partner-client';
 import { PartnerCircuit } from './circuit.service';
 
 /** While the circuit is open, calls GET /balance every CIRCUIT_PROBE_INTERVAL_MS; the first success closes it. */
 @Injectable()
-export class CircuitProbe implements OnApplicationBootstrap, OnApplicationShutdown {
+export class CircuitProbe implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly log = new Logger(CircuitProbe.name);
   private timer?: NodeJS.Timeout;
 
@@ -22,7 +22,7 @@ export class CircuitProbe implements OnApplicationBootstrap, OnApplicationShutdo
     this.timer.unref();
   }
 
-  onApplicationShutdown(): void {
+  beforeApplicationShutdown(): void {
     clearInterval(this.timer);
   }
 

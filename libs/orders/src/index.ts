@@ -15,3 +15,5 @@ export * from './order-view';
 export * from './callbacks';
 export * from './admin-actions.service';
 export * from './partner-watch';
+export * from './reconciler.service';
+export * from './reconciliation-report';

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { OrderStep } from '@cardpull/db';
 import { PartnerClient, type PartnerOutcome, type PullRequest } from '@cardpull/partner-client';
@@ -27,9 +28,12 @@ export class OrderSteps {
   }
 
   async run(job: OrderJobData & { step: string }): Promise<StepResult> {
+    // One lease owner per run, not per process: a second copy of this job in the same process (a Redis
+    // flush, a stalled-job retry) must wait for the first one's call instead of taking it over.
+    const owner = `${this.outcomes.actor}/${randomUUID().slice(0, 8)}`;
     if (job.step === 'sync_call' || job.step === 'async_create') {
       // Hot path: lease first (one round trip); only look closer when the lease is refused.
-      const leased = await this.steps.lease(job.orderId, job.stepSeq, this.outcomes.actor, leaseMs(this.config));
+      const leased = await this.steps.lease(job.orderId, job.stepSeq, owner, leaseMs(this.config));
       if (leased) return job.step === 'sync_call' ? this.syncCall(leased) : this.asyncCreate(leased);
     }
     const current = await this.steps.current(job.orderId);
@@ -39,7 +43,7 @@ export class OrderSteps {
     if (order.nextStepAt && order.nextStepAt.getTime() > Date.now() + 1_000) {
       return { kind: 'delay', until: order.nextStepAt, reason: 'not due yet' };
     }
-    if (order.leaseExpiresAt && order.leaseExpiresAt.getTime() > Date.now() && order.leaseOwner !== this.outcomes.actor) {
+    if (order.leaseExpiresAt && order.leaseExpiresAt.getTime() > Date.now()) {
       return { kind: 'delay', until: order.leaseExpiresAt, reason: `leased by ${order.leaseOwner}` };
     }
     switch (order.nextStep) {
@@ -49,7 +53,7 @@ export class OrderSteps {
         return this.resumeCheck(order, attempt);
       default: {
         // A sync_call / async_create job whose name did not say so (older job), or a lease race: lease now.
-        const leased = await this.steps.lease(order.id, order.stepSeq, this.outcomes.actor, leaseMs(this.config));
+        const leased = await this.steps.lease(order.id, order.stepSeq, owner, leaseMs(this.config));
         if (!leased) return { kind: 'delay', until: new Date(Date.now() + 1_000), reason: 'lease not obtained' };
         return order.nextStep === 'sync_call' ? this.syncCall(leased) : this.asyncCreate(leased);
       }

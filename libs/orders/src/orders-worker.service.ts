@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
 import { DelayedError, Worker, type Job } from 'bullmq';
 import { PinoLogger } from 'nestjs-pino';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
@@ -18,7 +18,7 @@ import { OrderSteps } from './order-steps.service';
  * successor from calling before the dead call's deadline has passed.
  */
 @Injectable()
-export class OrdersWorker implements OnApplicationBootstrap, OnApplicationShutdown {
+export class OrdersWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly log = new Logger(OrdersWorker.name);
   private worker?: Worker<OrderJobData>;
 
@@ -66,7 +66,7 @@ export class OrdersWorker implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   /** SIGTERM: stop taking jobs and let the active ones finish (each ends within the partner timeout). */
-  async onApplicationShutdown(): Promise<void> {
+  async beforeApplicationShutdown(): Promise<void> {
     if (!this.worker) return;
     this.log.log('orders worker: finishing in-flight jobs');
     await this.worker.close();

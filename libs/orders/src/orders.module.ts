@@ -10,6 +10,7 @@ import { OrderQueue } from './order-queue.service';
 import { OrderSteps } from './order-steps.service';
 import { OrdersRepository } from './orders.repository';
 import { OrdersWorker } from './orders-worker.service';
+import { Reconciler } from './reconciler.service';
 import { StepOutcomes } from './step-outcomes.service';
 import { StepsRepository } from './steps.repository';
 import { Sweeper } from './sweeper.service';
@@ -25,7 +26,7 @@ export class OrdersCoreModule {}
 /** The worker's side: step handlers, the BullMQ worker, the sweeper and the circuit probe. */
 @Module({
   imports: [OrdersCoreModule],
-  providers: [StepOutcomes, OrderSteps, OrdersWorker, Sweeper, CircuitProbe, CallbackDeliverer, CallbacksWorker],
-  exports: [OrderSteps, OrdersWorker, Sweeper, CircuitProbe, CallbackDeliverer],
+  providers: [StepOutcomes, OrderSteps, OrdersWorker, Sweeper, CircuitProbe, CallbackDeliverer, CallbacksWorker, Reconciler],
+  exports: [OrderSteps, OrdersWorker, Sweeper, CircuitProbe, CallbackDeliverer, Reconciler],
 })
 export class OrdersWorkerModule {}

@@ -153,8 +153,9 @@ export class StepOutcomes {
       next: { step: next, at: new Date(Math.max(now, base + delay)) },
       attempt: { requestId: attempt.requestId, state: 'unknown', error, unknownSince: since ?? 'start' },
       // One timeline entry when the attempt becomes unknown or the reason changes, not one per retry.
+      // (the lease has just marked the attempt 'sent': its error code and window start tell a repeat).
       event:
-        attempt.state === 'unknown' && attempt.errorCode === outcome.reason
+        attempt.unknownSince !== null && attempt.errorCode === outcome.reason
           ? undefined
           : { type: 'outcome_unknown', detail: { reason: outcome.reason, http_status: outcome.httpStatus ?? null, message: outcome.message } },
     });

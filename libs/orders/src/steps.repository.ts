@@ -120,12 +120,40 @@ export class StepsRepository {
                  FROM (SELECT * FROM a UNION ALL SELECT attempts.* FROM attempts, prev_attempt p
                        WHERE attempts.request_id = p.request_id AND NOT EXISTS (SELECT 1 FROM a)) a) x) AS attempt
        FROM o`,
-      [orderId, stepSeq, owner, leaseMs, `worker:${owner}`],
+      [orderId, stepSeq, owner, leaseMs, owner.split('/')[0]],
     );
     const row = rows[0];
     if (!row) return null;
     const { previousState, ...rest } = row;
     return { ...splitAttempt(rest), previousState };
+  }
+
+  /**
+   * Lease of a needs_attention order for the reconciler's same-ID re-check (its step does not move: the
+   * re-check either changes the order through a guarded transition, or leaves it as it was).
+   */
+  async leaseForReconcile(orderId: string, owner: string, leaseMs: number): Promise<CurrentStep | null> {
+    const { rowCount } = await this.pool.query(
+      `WITH o AS (
+         UPDATE orders SET lease_owner = $2, lease_expires_at = now() + make_interval(secs => $3::float8 / 1000)
+         WHERE id = $1 AND status = 'needs_attention' AND (lease_expires_at IS NULL OR lease_expires_at < now())
+         RETURNING id
+       )
+       UPDATE attempts SET call_count = call_count + 1, last_sent_at = now(), updated_at = now()
+       WHERE request_id = (SELECT request_id FROM attempts WHERE order_id = $1 ORDER BY seq DESC LIMIT 1)
+         AND EXISTS (SELECT 1 FROM o)`,
+      [orderId, owner, leaseMs],
+    );
+    return rowCount ? this.current(orderId) : null;
+  }
+
+  /** Ends a lease without moving the order, noting the attempt's latest unknown answer. */
+  async releaseLease(orderId: string, owner: string, note?: { requestId: string; code: string; message: string }): Promise<void> {
+    await this.pool.query(
+      `WITH a AS (UPDATE attempts SET error_code = $3, error_message = $4, updated_at = now() WHERE request_id = $5 AND $5 IS NOT NULL)
+       UPDATE orders SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_owner = $2`,
+      [orderId, owner, note?.code ?? null, note?.message ?? null, note?.requestId ?? null],
+    );
   }
 
   /** Records what a poll learned about an attempt without moving the order (no write when nothing changed). */

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { PG_POOL, type OrderStep } from '@cardpull/db';
@@ -24,7 +24,7 @@ export interface SweepReport {
  * would vanish with the Redis it is meant to repair.
  */
 @Injectable()
-export class Sweeper implements OnApplicationBootstrap, OnApplicationShutdown {
+export class Sweeper implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly log = new Logger(Sweeper.name);
   private timer?: NodeJS.Timeout;
   private running?: Promise<SweepReport>;
@@ -47,7 +47,7 @@ export class Sweeper implements OnApplicationBootstrap, OnApplicationShutdown {
     this.timer.unref();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
     await this.running?.catch(() => undefined);
   }
@@ -77,10 +77,14 @@ export class Sweeper implements OnApplicationBootstrap, OnApplicationShutdown {
       const missing: ScheduledStep[] = rows
         .filter((r) => !live.has(orderStepJobId(r.id, r.step_seq)))
         .map((r) => ({ orderId: r.id, stepSeq: r.step_seq, step: r.next_step, at: r.next_step_at }));
+      // A job id that is not live may still have its hash (a list lost without it, a finished job kept):
+      // BullMQ would take the re-add for a duplicate and drop it. Remove the leftover first.
+      for (const m of missing) await this.queue.queue.remove(orderStepJobId(m.orderId, m.stepSeq)).catch(() => 0);
       if (missing.length) await this.queue.scheduleMany(missing);
       // The callback outbox the same way: every pending event has a delivery job.
       const [pendingCallbacks, liveCallbacks] = [await this.callbacks.pending(), await this.callbackQueue.liveJobIds()];
       const lostCallbacks = pendingCallbacks.filter((e) => !liveCallbacks.has(callbackJobId(e.id)));
+      for (const e of lostCallbacks) await this.callbackQueue.queue.remove(callbackJobId(e.id)).catch(() => 0);
       await this.callbackQueue.enqueue(lostCallbacks.map((e) => ({ id: e.id, at: e.nextAttemptAt })));
       await client.query('COMMIT');
       if (missing.length || lostCallbacks.length) {

@@ -18,6 +18,7 @@ export async function createHttpApp(module: Type | DynamicModule, opts: HttpAppO
   const app = await NestFactory.create<NestFastifyApplication>(module, adapter, { bufferLogs: true, abortOnError: false });
   app.useLogger(app.get(Logger));
   app.useGlobalFilters(new EnvelopeExceptionFilter());
-  app.enableShutdownHooks();
+  // Exit 0 once shut down (Nest would otherwise re-raise the signal, and the last log lines may be lost).
+  app.enableShutdownHooks(undefined, { useProcessExit: true });
   return app;
 }

@@ -34,7 +34,7 @@ describe('FaultRegistry: which fault hits a request', () => {
   it('times counts hits, and the hit is written on the ledger row', () => {
     const registry = registryWith({ endpoint: 'cards', mode: 'reset', times: 1 });
     const first = req();
-    first.sim.entry = { at: '', method: 'POST', path: '/', request_id: 'r', status: null, auth: 'ok' };
+    first.sim.entry = { at: '', finished_at: null, method: 'POST', path: '/', request_id: 'r', status: null, auth: 'ok' };
     expect(registry.select(first, newSyncPull)?.mode).toBe('reset');
     expect(first.sim.entry.fault).toBe('reset');
     expect(registry.select(req(), newSyncPull)).toBeNull();

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
 import { DelayedError, Worker, type Job } from 'bullmq';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { CALLBACKS_QUEUE, workerConnection, type CallbackJobData } from '@cardpull/queue';
@@ -6,7 +6,7 @@ import { CallbackDeliverer } from './callback-deliverer.service';
 
 /** BullMQ worker of the callbacks queue: one job per event, re-delayed until delivered or given up. */
 @Injectable()
-export class CallbacksWorker implements OnApplicationBootstrap, OnApplicationShutdown {
+export class CallbacksWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly log = new Logger(CallbacksWorker.name);
   private worker?: Worker<CallbackJobData>;
 
@@ -35,7 +35,7 @@ export class CallbacksWorker implements OnApplicationBootstrap, OnApplicationShu
     return result.reason;
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  async beforeApplicationShutdown(): Promise<void> {
     await this.worker?.close();
   }
 }

@@ -1,0 +1,50 @@
+import { parseArgs } from 'node:util';
+import { loadOrExit, loadServiceConfig } from '@cardpull/config';
+import { createPgPool } from '@cardpull/db';
+import { reconciliationReport, toCsv } from '@cardpull/orders';
+import { PartnerClient } from '@cardpull/partner-client';
+
+const USAGE = `usage: npm run reconcile:report -- [--from 2026-11-01] [--to 2026-11-23] [--format json|csv] [--verify]
+  Lists every order created in [from, to) (default: the last 24 hours) with its request IDs, the partner's
+  outcome of each and the stored card id, and flags any mismatch. --verify also asks the partner
+  (GET /cards/:id and GET /pull_requests/:id only). Exit code 2 when a row is flagged.`;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { from: { type: 'string' }, to: { type: 'string' }, format: { type: 'string', default: 'json' }, verify: { type: 'boolean', default: false }, help: { type: 'boolean' } },
+  });
+  if (values.help) return void process.stdout.write(`${USAGE}\n`);
+  const to = values.to ? new Date(values.to) : new Date();
+  const from = values.from ? new Date(values.from) : new Date(to.getTime() - 24 * 3600_000);
+  if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime()) || !['json', 'csv'].includes(values.format!)) {
+    process.stderr.write(`${USAGE}\n`);
+    process.exit(1);
+  }
+  const config = loadOrExit(() => loadServiceConfig());
+  const pool = createPgPool(config.DATABASE_URL, 2);
+  const partner = values.verify
+    ? new PartnerClient({
+        baseUrl: config.PARTNER_BASE_URL,
+        apiKey: config.PARTNER_API_KEY,
+        identifier: config.PARTNER_IDENTIFIER,
+        sharedKeyHex: config.PARTNER_SHARED_KEY,
+        signatureForm: config.PARTNER_SIGNATURE_FORM,
+        timeoutMs: config.PARTNER_TIMEOUT_MS,
+      })
+    : undefined;
+  try {
+    const rows = await reconciliationReport(pool, from, to, partner);
+    process.stdout.write(values.format === 'csv' ? toCsv(rows) : `${JSON.stringify({ from, to, orders: rows.length, flagged: rows.filter((r) => r.flags.length).length, rows }, null, 2)}\n`);
+    const flagged = rows.filter((r) => r.flags.length).length;
+    process.stderr.write(`${rows.length} order(s), ${flagged} flagged\n`);
+    if (flagged) process.exitCode = 2;
+  } finally {
+    await pool.end();
+    await partner?.close();
+  }
+}
+
+main().catch((error: Error) => {
+  process.stderr.write(`reconcile:report failed: ${error.message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,94 @@
+import { leaseMs } from '@cardpull/orders/timings';
+import { waitFor } from '@cardpull/testing';
+import { spawnWorker, stopAllProcesses, type AppProcess } from '../support/processes';
+import { startStack, type Stack } from '../support/stack';
+import {
+  GIFT_CARD,
+  cardsOf,
+  dbPicture,
+  ms,
+  pidOfActor,
+  placeOrder,
+  postsOf,
+  summary,
+  waitForCompleted,
+  withDb,
+} from './support/recovery';
+
+/**
+ * Two worker processes run; the one holding an order's lease (orders.lease_owner names its pid) is
+ * SIGKILLed in the middle of its partner call. Nothing tells the survivor: BullMQ notices the dead job
+ * once its lock (WORKER_LOCK_MS) has expired, at a stalled check (every WORKER_STALLED_INTERVAL_MS), and
+ * the survivor may only call once the dead worker's lease (timings.leaseMs: the call's deadline plus a
+ * margin) has expired. So the step must resume, with the same request ID, within
+ * WORKER_LOCK_MS + WORKER_STALLED_INTERVAL_MS + lease, counted from the kill.
+ */
+describe('Invariants 4 and 5: a killed worker\'s leased step resumes on another worker within WORKER_LOCK_MS + WORKER_STALLED_INTERVAL_MS + lease', () => {
+  let stack: Stack;
+  let workers: AppProcess[];
+  beforeAll(async () => {
+    stack = await startStack({ worker: false });
+  });
+  afterAll(async () => {
+    await stopAllProcesses();
+    await stack?.close();
+  });
+
+  it.each([
+    ['sync', 'cards'],
+    ['async', 'pull_requests'],
+  ] as const)('%s order: the survivor picks the step up in time and completes it with the same request ID', async (mode, endpoint) => {
+    workers = [spawnWorker(stack.env, { label: `worker A (${mode})` }), spawnWorker(stack.env, { label: `worker B (${mode})` })];
+    await Promise.all(workers.map((w) => w.ready()));
+    const { WORKER_LOCK_MS, WORKER_STALLED_INTERVAL_MS } = stack.config;
+    const bound = WORKER_LOCK_MS + WORKER_STALLED_INTERVAL_MS + leaseMs(stack.config);
+
+    await stack.sim.control.addFault({ endpoint, mode: 'hang', gift_card_codes: [GIFT_CARD], times: 1 });
+    const order = await placeOrder(stack, mode);
+    const requestId = order.attempts[0]!.request_id;
+    // Mid-call: the POST has reached the partner and a live lease names its holder.
+    const holderPid = await waitFor('the POST to reach the partner while a worker holds the lease', async () => {
+      if (!postsOf(await stack.sim.control.ledger(), requestId).length) return null;
+      const { rows } = await withDb(stack, (db) => db.query('SELECT lease_owner FROM orders WHERE id = $1 AND lease_expires_at > now()', [order.id]));
+      return pidOfActor(rows[0]?.lease_owner ?? null);
+    }, 10_000, 10);
+    const victim = workers.find((w) => w.pid === holderPid)!;
+    const survivor = workers.find((w) => w.pid !== holderPid)!;
+    expect(victim).toBeDefined();
+    victim.kill('SIGKILL');
+    const killedAt = Date.now();
+    await victim.exited;
+
+    // Resumed: the next partner request carrying the request ID (a sync retry, or an async poll).
+    const resumed = await waitFor('the step to resume', async () => {
+      const ledger = await stack.sim.control.ledger();
+      return ledger.requests.find((r) => r.request_id === requestId && Date.parse(r.at) > killedAt);
+    }, 15_000, 20);
+    const resumedAfter = Date.parse(resumed.at) - killedAt;
+    const done = await waitForCompleted(stack, order.id, 15_000);
+    const completedAfter = Date.now() - killedAt;
+
+    summary(`killed lease holder resumes (${mode})`, {
+      resumed_after_kill: ms(resumedAfter),
+      completed_after_kill: ms(completedAfter),
+      bound: ms(bound),
+      lock: ms(WORKER_LOCK_MS),
+      stalled_interval: ms(WORKER_STALLED_INTERVAL_MS),
+      lease: ms(leaseMs(stack.config)),
+      resumed_with: `${resumed.method} ${resumed.path.replace(requestId, ':request_id')}`,
+    });
+
+    expect(resumedAfter).toBeLessThanOrEqual(bound);
+    // Resumed by the survivor, with the same request ID, and the card issued to the dead worker's call kept.
+    const db = await dbPicture(stack);
+    const events = db.events.filter((e) => e.order_id === order.id);
+    expect(events.filter((e) => e.type === 'outcome_unknown').map((e) => [e.detail?.reason, pidOfActor(e.actor)])).toEqual([['interrupted', survivor.pid]]);
+    expect(pidOfActor(events.find((e) => e.type === 'completed')!.actor)).toBe(survivor.pid);
+    expect(done.attempts.map((a) => a.request_id)).toEqual([requestId]);
+    const issued = cardsOf(await stack.sim.control.ledger(), requestId);
+    expect(issued).toHaveLength(1);
+    expect(done.card?.id).toBe(issued[0]!.id);
+
+    await survivor.stop();
+  });
+});
