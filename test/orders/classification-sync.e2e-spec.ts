@@ -6,7 +6,8 @@ import { createOrder, insertOrder, startStack, waitForOrder, type Stack } from '
 describe('classification of sync pull answers', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ env: { UNKNOWN_OUTCOME_WINDOW_MS: '3000' }, simEnv: { SIM_MODE: 'staging' } });
+    // A first-retry delay well apart from the interval, so the two are told apart even on a loaded machine.
+    stack = await startStack({ env: { UNKNOWN_OUTCOME_WINDOW_MS: '4000', SYNC_RETRY_FIRST_DELAY_MS: '1200' }, simEnv: { SIM_MODE: 'staging' } });
   });
   afterEach(() => stack.sim.control.clearFaults());
   afterAll(async () => {

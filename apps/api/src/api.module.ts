@@ -7,8 +7,10 @@ import { LoggerModule } from '@cardpull/logger';
 import { OrdersCoreModule } from '@cardpull/orders';
 import { PartnerModule } from '@cardpull/partner-client';
 import { HealthModule } from '@cardpull/platform';
+import { MetricsModule } from '@cardpull/platform/metrics';
 import { producerConnection } from '@cardpull/queue';
 import { VaultModule } from '@cardpull/vault';
+import { AdminModule } from './admin/admin.module';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { CatalogController } from './catalog/catalog.controller';
 import { CatalogService } from './catalog/catalog.service';
@@ -30,6 +32,8 @@ export class ApiModule {
         PartnerModule,
         OrdersCoreModule,
         HealthModule,
+        MetricsModule,
+        AdminModule,
       ],
       controllers: [OrdersController, CatalogController],
       providers: [OrdersService, CatalogService, ApiKeyGuard],

@@ -2,13 +2,18 @@ import 'reflect-metadata';
 import { loadOrExit, loadServiceConfig } from '@cardpull/config';
 import { createHttpApp, preflightOrExit } from '@cardpull/platform';
 import { ApiModule } from './api.module';
+import { setupApiDocs } from './docs/openapi';
 
 async function main(): Promise<void> {
   const config = loadOrExit(() => loadServiceConfig());
   await preflightOrExit(config, 'api');
   const app = await createHttpApp(ApiModule.forConfig(config), { bodyLimit: 16 * 1024 });
+  setupApiDocs(app);
   await app.listen({ port: config.PORT, host: config.HOST });
-  process.stdout.write(`cardpull api listening on http://${config.HOST}:${config.PORT} (partner ${config.PARTNER_BASE_URL}, ${config.PARTNER_ENV})\n`);
+  const base = `http://${config.HOST}:${config.PORT}`;
+  process.stdout.write(
+    `cardpull api listening on ${base} (partner ${config.PARTNER_BASE_URL}, ${config.PARTNER_ENV}); docs ${base}/docs, metrics ${base}/metrics\n`,
+  );
 }
 
 void main();

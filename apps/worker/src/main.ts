@@ -7,8 +7,10 @@ async function main(): Promise<void> {
   const config = loadOrExit(() => loadServiceConfig());
   await preflightOrExit(config, 'worker');
   const app = await createHttpApp(WorkerModule.forConfig(config));
+  // WORKER_PORT serves only /health/live, /health/ready and /metrics (internal network, no API key).
   await app.listen({ port: config.WORKER_PORT, host: config.HOST });
-  process.stdout.write(`cardpull worker running; health on http://${config.HOST}:${config.WORKER_PORT}/health/ready\n`);
+  const base = `http://${config.HOST}:${config.WORKER_PORT}`;
+  process.stdout.write(`cardpull worker running; health on ${base}/health/ready, metrics on ${base}/metrics\n`);
 }
 
 void main();

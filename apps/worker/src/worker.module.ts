@@ -7,12 +7,17 @@ import { LoggerModule } from '@cardpull/logger';
 import { OrdersWorkerModule } from '@cardpull/orders';
 import { PartnerModule } from '@cardpull/partner-client';
 import { HealthModule } from '@cardpull/platform';
+import { MetricsModule } from '@cardpull/platform/metrics';
+import { BalanceWatchModule } from '@cardpull/platform/partner';
 import { producerConnection } from '@cardpull/queue';
 import { VaultModule } from '@cardpull/vault';
 
 @Module({})
 export class WorkerModule {
-  /** The worker process: the processors that talk to the partner, the sweeper, the circuit probe; health only over HTTP. */
+  /**
+   * The worker process: the processors that talk to the partner, the sweeper, the circuit probe and the
+   * low-balance watch; over HTTP (WORKER_PORT) only /health/live, /health/ready and /metrics.
+   */
   static forConfig(config: ServiceConfig, logStream?: pino.DestinationStream): DynamicModule {
     return {
       module: WorkerModule,
@@ -25,6 +30,8 @@ export class WorkerModule {
         PartnerModule,
         OrdersWorkerModule,
         HealthModule,
+        MetricsModule,
+        BalanceWatchModule,
       ],
     };
   }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ApiError } from '@cardpull/platform';
+import { ApiError } from '@cardpull/platform/api-error';
 import { isAcknowledged } from './step-outcomes.service';
 import { StepsRepository } from './steps.repository';
 
@@ -36,7 +36,7 @@ export class AdminActions {
       status: 'in_progress',
       next: { step, at },
       error: null,
-      attempt: { requestId: attempt.requestId, unknownSince: 'clear' },
+      attempt: { requestId: attempt.requestId, unknownSince: 'restart' },
       event: { type: 'redriven', requestId: attempt.requestId, detail: { reason, step } },
     });
     if (!result.applied) throw new ApiError(409, 'order_changed', 'The order changed meanwhile; reload it');

@@ -129,20 +129,20 @@ export class OrderSteps {
     if (pr.status === 'success' && pr.card) return this.outcomes.card(order, attempt, pr.card, 'success');
     if (pr.status === 'error') return this.outcomes.asyncError(order, attempt);
     const now = Date.now();
-    const started = attempt.firstSentAt ?? attempt.createdAt;
+    // A pull request may stay pending for UNKNOWN_OUTCOME_WINDOW_MS, counted from its creation or from the
+    // last re-drive (which restarts the window), whichever is later.
+    const started = attempt.unknownSince ?? attempt.firstSentAt ?? attempt.createdAt;
     if (windowExpired(this.config, started, now)) {
       return this.outcomes.needsAttention(order, attempt, { code: 'still_pending', message: `pull request still ${pr.status}` }, started);
     }
     if (order.nextStep === 'async_create') {
       return this.outcomes.apply(order, {
         next: { step: 'async_poll', at: new Date(now + this.config.ASYNC_POLL_FIRST_DELAY_MS) },
-        attempt: { requestId: attempt.requestId, partnerStatus: pr.status, error: null, unknownSince: 'clear' },
+        attempt: { requestId: attempt.requestId, partnerStatus: pr.status, error: null },
         event: { type: eventType, detail: { status: pr.status } },
       });
     }
-    if (pr.status !== attempt.partnerStatus || attempt.unknownSince) {
-      await this.steps.notePartnerStatus(attempt.requestId, pr.status);
-    }
+    if (pr.status !== attempt.partnerStatus) await this.steps.notePartnerStatus(attempt.requestId, pr.status);
     return { kind: 'delay', until: new Date(now + pollDelay(this.config)), reason: `still ${pr.status}` };
   }
 

@@ -120,7 +120,7 @@ export class Reconciler implements OnApplicationBootstrap, BeforeApplicationShut
       status: 'in_progress',
       next: { step, at: new Date() },
       error: null,
-      attempt: { requestId: attempt.requestId, unknownSince: 'clear' },
+      attempt: { requestId: attempt.requestId, unknownSince: 'restart' },
       event: { type: 'reconciled_resumed', requestId: attempt.requestId, detail: { why, step } },
     });
   }

@@ -42,8 +42,12 @@ export interface Transition {
     state?: AttemptState;
     partnerStatus?: string | null;
     error?: { code: string; message: string } | null;
-    /** Start of the unknown-outcome window: 'start' keeps an earlier start, 'clear' resets it. */
-    unknownSince?: 'start' | 'clear' | Date;
+    /**
+     * Start of the window in which this attempt must reach a definitive answer (UNKNOWN_OUTCOME_WINDOW_MS):
+     * 'start' keeps an earlier start, 'restart' starts it again now (an operator's re-drive), a Date is the
+     * start when none was recorded (an interrupted call counts from when it was sent).
+     */
+    unknownSince?: 'start' | 'restart' | Date;
   };
   /** A new request ID, committed here before any call carries it (invariant 1). */
   newAttempt?: { requestId: string; kind: PullMode };
@@ -210,7 +214,7 @@ export class StepsRepository {
       if (a.partnerStatus !== undefined) aSets.push(`partner_status = ${p(a.partnerStatus)}`);
       if (a.error !== undefined) aSets.push(`error_code = ${p(a.error?.code ?? null)}`, `error_message = ${p(a.error?.message ?? null)}`);
       if (a.unknownSince === 'start') aSets.push('unknown_since = COALESCE(unknown_since, now())');
-      else if (a.unknownSince === 'clear') aSets.push('unknown_since = NULL');
+      else if (a.unknownSince === 'restart') aSets.push('unknown_since = now()');
       else if (a.unknownSince instanceof Date) aSets.push(`unknown_since = COALESCE(unknown_since, ${p(a.unknownSince)}::timestamptz)`);
       ctes.push(`att AS (UPDATE attempts SET ${aSets.join(', ')} WHERE request_id = ${p(a.requestId)} AND EXISTS (SELECT 1 FROM o))`);
     }

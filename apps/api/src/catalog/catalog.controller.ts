@@ -3,6 +3,7 @@ import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { PartnerSnapshots, type Snapshot } from '@cardpull/orders';
 import { ApiError } from '@cardpull/platform';
 import { ApiKeyGuard, RequireScope } from '../auth/api-key.guard';
+import { CatalogDocs, GetBalanceDocs, GetGiftCardDocs, GetInventoryDocs, ListGiftCardsDocs } from '../docs/catalog.docs';
 import { CatalogService } from './catalog.service';
 
 /**
@@ -12,6 +13,7 @@ import { CatalogService } from './catalog.service';
  */
 @Controller('v1')
 @UseGuards(ApiKeyGuard)
+@CatalogDocs()
 export class CatalogController {
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
@@ -21,6 +23,7 @@ export class CatalogController {
 
   @Get('gift-cards')
   @RequireScope('orders:read')
+  @ListGiftCardsDocs()
   giftCards() {
     const { cards, refreshedAt } = this.catalog.list();
     return { gift_cards: cards, refreshed_at: refreshedAt?.toISOString() ?? null };
@@ -28,6 +31,7 @@ export class CatalogController {
 
   @Get('gift-cards/:code')
   @RequireScope('orders:read')
+  @GetGiftCardDocs()
   async giftCard(@Param('code') code: string) {
     const card = await this.catalog.find(code);
     if (!card) throw new ApiError(404, 'gift_card_not_found', `Gift card ${code} not found`);
@@ -36,6 +40,7 @@ export class CatalogController {
 
   @Get('inventories/:code')
   @RequireScope('orders:read')
+  @GetInventoryDocs()
   async inventory(@Param('code') code: string) {
     if (!(await this.catalog.find(code))) throw new ApiError(404, 'gift_card_not_found', `Gift card ${code} not found`);
     const snap = available(await this.snapshots.inventory(code));
@@ -44,6 +49,7 @@ export class CatalogController {
 
   @Get('balance')
   @RequireScope('orders:read')
+  @GetBalanceDocs()
   async balance() {
     const snap = available(await this.snapshots.balance());
     return {

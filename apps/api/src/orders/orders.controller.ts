@@ -5,6 +5,7 @@ import { OrdersRepository } from '@cardpull/orders';
 import { ApiError } from '@cardpull/platform';
 import { Vault } from '@cardpull/vault';
 import { ApiKeyGuard, RequireScope, type AuthedRequest } from '../auth/api-key.guard';
+import { CreateOrderDocs, GetOrderDocs, ListOrdersDocs, OrdersDocs } from '../docs/orders.docs';
 import { parseCreateOrder, parseIdempotencyKey, parseWait, requireJson } from './order-input';
 import { toOrderView } from '@cardpull/orders';
 import { OrdersService } from './orders.service';
@@ -18,6 +19,7 @@ const idOfCursor = (cursor: string) => {
 
 @Controller('v1/orders')
 @UseGuards(ApiKeyGuard)
+@OrdersDocs()
 export class OrdersController {
   constructor(
     private readonly orders: OrdersService,
@@ -28,6 +30,7 @@ export class OrdersController {
   @Post()
   @RequireScope('orders:write')
   @HttpCode(202)
+  @CreateOrderDocs()
   async create(
     @Req() req: AuthedRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
@@ -48,6 +51,7 @@ export class OrdersController {
 
   @Get(':id')
   @RequireScope('orders:read')
+  @GetOrderDocs()
   async get(@Req() req: AuthedRequest, @Param('id') id: string, @Query('wait') wait: unknown) {
     const seconds = parseWait(wait);
     const detail = await this.orders.get(id, req.apiClient.client);
@@ -57,6 +61,7 @@ export class OrdersController {
 
   @Get()
   @RequireScope('orders:read')
+  @ListOrdersDocs()
   async list(@Req() req: AuthedRequest, @Query() query: Record<string, unknown>) {
     const { status, gift_card_code: giftCardCode, limit, cursor, ...rest } = query;
     const unknown = Object.keys(rest);

@@ -1,0 +1,45 @@
+import { Inject, Module, type OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance } from 'fastify';
+import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { CallbackQueue, OrderQueue, OrdersCoreModule } from '@cardpull/orders';
+import { AdminAuthController } from './auth/admin-auth.controller';
+import { installAdminGuard } from './auth/admin-guard';
+import { AdminLogin } from './auth/admin-login.service';
+import { AdminSessions } from './auth/admin-sessions.service';
+import { mountJobDashboard } from './job-dashboard';
+import { OperationsController } from './operations/operations.controller';
+import { OperationsService } from './operations/operations.service';
+import { PartnerPanel } from './operations/partner-panel.service';
+import { OrderActions } from './orders/order-actions.service';
+import { OrderInspector } from './orders/order-inspector.service';
+
+/**
+ * The operators' surface under /admin: login (ADMIN_USERS), the operations page, the order page with
+ * re-drive / mark failed, and the job dashboard (bull-board) at /admin/queues. Server-rendered HTML, no
+ * front-end build. Its forms post application/x-www-form-urlencoded, which Nest's Fastify adapter already
+ * parses (fast-querystring, __proto__ refused) for every route; @fastify/formbody would be a second parser
+ * for the same type (Fastify refuses that), so none is added and the /v1 API's parsing is untouched.
+ */
+@Module({
+  imports: [OrdersCoreModule],
+  controllers: [AdminAuthController, OperationsController],
+  providers: [AdminSessions, AdminLogin, OperationsService, PartnerPanel, OrderInspector, OrderActions],
+})
+export class AdminModule implements OnModuleInit {
+  constructor(
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly sessions: AdminSessions,
+    private readonly orderQueue: OrderQueue,
+    private readonly callbackQueue: CallbackQueue,
+  ) {}
+
+  /** Fastify-level pieces, added before the server is ready: the guard first, so the dashboard inherits it. */
+  onModuleInit(): void {
+    const instance = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
+    if (!instance) return; // an application context without HTTP (nothing to guard)
+    installAdminGuard(instance, this.sessions);
+    mountJobDashboard(instance, [this.orderQueue.queue, this.callbackQueue.queue], this.sessions, this.config.ADMIN_READ_ONLY);
+  }
+}

@@ -1,0 +1,87 @@
+import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { ApiError } from '@cardpull/platform';
+import { field, sendPage, Session } from '../admin-http';
+import { ADMIN_HOME } from '../auth/admin-guard';
+import { AdminSessions, type AdminRequest, type AdminSession } from '../auth/admin-sessions.service';
+import { OrderActions } from '../orders/order-actions.service';
+import { OrderInspector } from '../orders/order-inspector.service';
+import { operationsView, searchView } from '../views/operations.view';
+import { notFoundView, orderView } from '../views/order.view';
+import { OperationsService } from './operations.service';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const MAX_REASON = 500;
+
+/** The operations page, search, the order page and the two actions on needs_attention orders. */
+@ApiExcludeController() // HTML for people, with cookie sessions: not part of the /v1 contract
+@Controller('admin')
+export class OperationsController {
+  constructor(
+    private readonly operations: OperationsService,
+    private readonly inspector: OrderInspector,
+    private readonly actions: OrderActions,
+    private readonly sessions: AdminSessions,
+  ) {}
+
+  @Get()
+  async home(@Req() req: AdminRequest, @Res() reply: FastifyReply, @Session() session: AdminSession) {
+    const model = await this.operations.overview();
+    return sendPage(reply, operationsView(model, { session, flash: this.sessions.takeFlash(req, reply) }));
+  }
+
+  @Get('search')
+  async search(@Res() reply: FastifyReply, @Session() session: AdminSession, @Query('q') q: unknown) {
+    const query = typeof q === 'string' ? q.trim() : '';
+    const hits = await this.inspector.search(query);
+    if (hits.length === 1) return reply.redirect(`/admin/orders/${hits[0]!.id}`, 303);
+    return sendPage(reply, searchView(query, hits, { session }));
+  }
+
+  @Get('orders/:id')
+  async order(@Req() req: AdminRequest, @Res() reply: FastifyReply, @Session() session: AdminSession, @Param('id') id: string) {
+    const model = await this.inspector.page(id);
+    if (!model) return sendPage(reply, notFoundView(`No order ${id}.`, { session }), 404);
+    return sendPage(reply, orderView(model, { session, flash: this.sessions.takeFlash(req, reply) }));
+  }
+
+  /** Re-drive with the same request ID; the reason is optional and goes to the audit trail. */
+  @Post('orders/:id/redrive')
+  redrive(@Req() req: AdminRequest, @Res() reply: FastifyReply, @Session() session: AdminSession, @Param('id') id: string, @Body() body: unknown) {
+    return this.act(req, reply, session, id, body, 'redrive');
+  }
+
+  /** Mark failed: the reason is required (it becomes the order's error and the audit entry's why). */
+  @Post('orders/:id/mark-failed')
+  markFailed(@Req() req: AdminRequest, @Res() reply: FastifyReply, @Session() session: AdminSession, @Param('id') id: string, @Body() body: unknown) {
+    return this.act(req, reply, session, id, body, 'mark-failed');
+  }
+
+  private async act(req: AdminRequest, reply: FastifyReply, session: AdminSession, id: string, body: unknown, action: 'redrive' | 'mark-failed') {
+    if (!session.canAct) throw new ApiError(403, 'read_only', 'Read-only: this user may look but not act');
+    if (!this.sessions.csrfValid(session, field(body, 'csrf'))) {
+      throw new ApiError(403, 'csrf_token_invalid', 'Missing or wrong CSRF token: reload the page and try again');
+    }
+    const back = field(body, 'back') === ADMIN_HOME || !UUID.test(id) ? ADMIN_HOME : `/admin/orders/${id}`;
+    const reason = field(body, 'reason').trim().slice(0, MAX_REASON);
+    const done = (kind: 'ok' | 'error', message: string) => {
+      this.sessions.setFlash(req, reply, { kind, message });
+      return reply.redirect(back, 303);
+    };
+    if (!UUID.test(id)) return done('error', `No order ${id}`);
+    if (action === 'mark-failed' && !reason) return done('error', `Order ${id} was not changed: a reason is required to mark it failed`);
+    try {
+      if (action === 'redrive') {
+        await this.actions.redrive(id, session.user, reason || '(no reason given)');
+        return done('ok', `Order ${id} re-driven with the same request ID`);
+      }
+      await this.actions.markFailed(id, session.user, reason);
+      return done('ok', `Order ${id} marked failed`);
+    } catch (error) {
+      // 404 no such order, 409 not needs_attention any more or changed meanwhile: tell the operator.
+      if (error instanceof ApiError) return done('error', (error.getResponse() as { errors: { message: string }[] }).errors[0]?.message ?? error.message);
+      throw error;
+    }
+  }
+}

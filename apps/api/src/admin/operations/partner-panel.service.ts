@@ -1,0 +1,96 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { PartnerCircuit, PartnerErrors, PartnerSnapshots, type CircuitState, type Snapshot } from '@cardpull/orders';
+import type { Inventory } from '@cardpull/partner-client';
+import { CatalogService } from '../../catalog/catalog.service';
+
+/** The page never waits longer than this for the partner; a slow answer still fills the cache for later. */
+const PARTNER_WAIT_MS = 2_500;
+
+export interface PartnerPanelModel {
+  env: string;
+  host: string;
+  balance: { amount: number; low: boolean; fetchedAt: Date; stale: boolean } | { error: string };
+  lowBalanceThreshold: number;
+  inventories: ({ code: string; name: string } & ({ available: string; stocks: { facialValue: number; quantity: number }[]; fetchedAt: Date; stale: boolean } | { error: string }))[];
+  catalogRefreshedAt: Date | null;
+  circuit: CircuitState;
+  errors: Awaited<ReturnType<PartnerErrors['recent']>>;
+}
+
+async function bounded<T>(work: Promise<T>): Promise<T | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), PARTNER_WAIT_MS)));
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Why a snapshot could not be shown, in words an operator can act on. */
+function unavailable(result: unknown): string | null {
+  if (result === 'timeout') return 'the partner is slow to answer; reload in a moment';
+  if (result instanceof Error) return `could not be read: ${result.message}`;
+  if (result === null) return 'the partner did not answer and nothing is cached yet';
+  return null;
+}
+
+/**
+ * The partner panel of the operations page: environment, balance (with the LOW_BALANCE_THRESHOLD warning),
+ * inventory of every catalog gift card, the credentials circuit and recent partner errors. Balance and
+ * inventories come through PartnerSnapshots (cached for PARTNER_CACHE_TTL_MS); any of them may fail
+ * without failing the page.
+ */
+@Injectable()
+export class PartnerPanel {
+  constructor(
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    private readonly snapshots: PartnerSnapshots,
+    private readonly circuit: PartnerCircuit,
+    private readonly partnerErrors: PartnerErrors,
+    private readonly moduleRef: ModuleRef,
+  ) {}
+
+  async build(): Promise<PartnerPanelModel> {
+    // The catalog cache is the API module's (one instance, one refresh timer): borrowed, not re-provided.
+    const catalog = this.moduleRef.get(CatalogService, { strict: false }).list();
+    const [balance, inventories, circuit, errors] = await Promise.all([
+      this.balance(),
+      Promise.all(catalog.cards.map((card) => this.inventory(card.code, card.name))),
+      this.circuit.state(),
+      this.partnerErrors.recent(20),
+    ]);
+    return {
+      env: this.config.PARTNER_ENV,
+      host: new URL(this.config.PARTNER_BASE_URL).host,
+      balance,
+      lowBalanceThreshold: this.config.LOW_BALANCE_THRESHOLD,
+      inventories: inventories.sort((a, b) => a.code.localeCompare(b.code)),
+      catalogRefreshedAt: catalog.refreshedAt,
+      circuit,
+      errors,
+    };
+  }
+
+  private async balance(): Promise<PartnerPanelModel['balance']> {
+    const snap = await bounded(this.snapshots.balance()).catch((e: Error) => e);
+    const why = unavailable(snap);
+    if (why) return { error: why };
+    const { data, fetchedAt, stale } = snap as Snapshot<{ balance: { amount: number } }>;
+    return { amount: data.balance.amount, low: data.balance.amount < this.config.LOW_BALANCE_THRESHOLD, fetchedAt, stale };
+  }
+
+  private async inventory(code: string, name: string): Promise<PartnerPanelModel['inventories'][number]> {
+    const snap = await bounded(this.snapshots.inventory(code)).catch((e: Error) => e);
+    const why = unavailable(snap);
+    if (why) return { code, name, error: why };
+    const { data, fetchedAt, stale } = snap as Snapshot<Inventory>;
+    const inv = data.inventories;
+    return {
+      code,
+      name,
+      available: inv?.end_to_end_api?.available_amount ?? 'unknown',
+      stocks: (inv?.stocks ?? []).map((s) => ({ facialValue: s.facial_value, quantity: s.owned_quantity })),
+      fetchedAt,
+      stale,
+    };
+  }
+}

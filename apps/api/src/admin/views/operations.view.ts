@@ -1,0 +1,119 @@
+import type { AdminSession } from '../auth/admin-sessions.service';
+import { ATTENTION_LIMIT, type OperationsModel, type OrderSummary } from '../operations/operations.service';
+import type { PartnerPanelModel } from '../operations/partner-panel.service';
+import type { SearchHit } from '../orders/order-inspector.service';
+import { attentionActions } from './actions.view';
+import { ago, badge, dash, money, orderLink, time, units } from './format';
+import { type Html, html } from './html';
+import { page, type PageContext } from './layout';
+
+function counts(model: OperationsModel): Html {
+  return html`<section class="card" aria-label="Orders by status">
+  <h2>Orders by status <span class="muted">(${model.total} in all)</span></h2>
+  <div class="counts">
+    ${model.counts.map((c) => html`<div data-status="${c.status}">${badge(c.status)}<b>${c.count}</b></div>`)}
+  </div>
+</section>`;
+}
+
+function attention(model: OperationsModel, session: AdminSession): Html {
+  const n = model.counts.find((c) => c.status === 'needs_attention')?.count ?? 0;
+  return html`<section class="card" id="attention" aria-label="Needs attention">
+  <h2>Needs attention <span class="muted">(${n}${n > ATTENTION_LIMIT ? `, oldest ${ATTENTION_LIMIT} shown` : ''})</span></h2>
+  ${model.attention.length === 0
+    ? html`<p class="muted">Nothing needs attention.</p>`
+    : html`<table>
+    <thead><tr><th>Order</th><th>Gift card</th><th>Waiting</th><th>Last answer</th>${session.canAct ? html`<th>Action</th>` : ''}</tr></thead>
+    <tbody>${model.attention.map(
+      (o) => html`<tr data-order="${o.id}">
+      <td>${orderLink(o.id)}<div class="muted small">${o.client} · ${o.mode}</div></td>
+      <td>${o.giftCardCode}<div class="muted small">${money(o.amount)}</div></td>
+      <td class="nowrap">${ago(o.updatedAt)}</td>
+      <td class="small" title="${o.reason ?? ''}">${o.lastErrorCode ? html`<b>${o.lastErrorCode}</b> ${o.lastErrorMessage ?? ''}` : (o.reason ?? dash)}
+        ${o.requestId ? html`<div class="muted"><span class="mono">${o.requestId}</span> · ${o.calls ?? 0} calls${o.unknownSince ? html` · unknown since ${time(o.unknownSince)}` : ''}</div>` : ''}</td>
+      ${session.canAct ? html`<td>${attentionActions(o.id, session, '/admin')}</td>` : ''}
+    </tr>`,
+    )}</tbody>
+  </table>`}
+</section>`;
+}
+
+export function ordersTable(rows: (OrderSummary & { matched?: string })[], withMatch = false): Html {
+  return html`<table>
+  <thead><tr><th>Order</th><th>Status</th><th>Client</th><th>Gift card</th><th class="num">Amount</th><th>Created</th>${withMatch ? html`<th>Matched</th>` : ''}</tr></thead>
+  <tbody>${rows.map(
+    (o) => html`<tr data-order="${o.id}"><td>${orderLink(o.id)}</td><td>${badge(o.status)}</td><td>${o.client}</td><td>${o.giftCardCode} <span class="muted">${o.mode}</span></td>
+    <td class="num">${money(o.amount)}</td><td>${time(o.createdAt)}</td>${withMatch ? html`<td class="muted">${o.matched ?? ''}</td>` : ''}</tr>`,
+  )}</tbody>
+</table>`;
+}
+
+function partner(p: PartnerPanelModel): Html {
+  const b = p.balance;
+  return html`<section class="card" aria-label="Partner">
+  <h2>Partner <span class="badge">${p.env}</span> <span class="mono muted">${p.host}</span></h2>
+  ${p.circuit.state === 'open'
+    ? html`<div class="alert" role="alert"><b>Partner calls paused:</b> the partner refuses our credentials (${p.circuit.lastErrorCode ?? 'unknown'}: ${p.circuit.lastErrorMessage ?? ''}) since ${time(p.circuit.openedAt)}. No order is failed; they resume when the probe succeeds.</div>`
+    : ''}
+  <dl class="facts">
+    <dt>Balance</dt>
+    <dd>${'error' in b
+      ? html`<span class="alert">unavailable: ${b.error}</span>`
+      : html`<b data-balance="${b.amount}">${units(b.amount)}</b> <span class="muted small">fetched ${time(b.fetchedAt)}${b.stale ? ' (stale copy: the partner did not answer)' : ''}</span>
+        ${b.low ? html`<div class="warn" role="alert">Low balance: below the threshold of ${units(p.lowBalanceThreshold)} (LOW_BALANCE_THRESHOLD). Orders will wait in awaiting_funds when it runs out.</div>` : ''}`}</dd>
+    <dt>Circuit</dt>
+    <dd>${badge(p.circuit.state)} <span class="muted small">${p.circuit.lastErrorCode ? html`last error ${p.circuit.lastErrorCode}: ${p.circuit.lastErrorMessage ?? ''}` : 'no credential error recorded'}${p.circuit.lastProbeAt ? html` · last probe ${time(p.circuit.lastProbeAt)}` : ''}</span></dd>
+  </dl>
+  <h3>Inventory <span class="muted small">(catalog ${p.catalogRefreshedAt ? html`refreshed ${time(p.catalogRefreshedAt)}` : 'not loaded yet'})</span></h3>
+  <table>
+    <thead><tr><th>Gift card</th><th>Available</th><th>Stock per face value</th></tr></thead>
+    <tbody>${p.inventories.map(
+      (i) => html`<tr><td title="${i.name}">${i.code}</td>${'error' in i
+        ? html`<td colspan="2" class="muted small">unavailable: ${i.error}</td>`
+        : html`<td title="${i.available}">${/^\d+$/.test(i.available) ? money(Number(i.available)) : i.available}${i.stale ? html` <span class="muted small">(stale)</span>` : ''}</td>
+          <td class="small">${i.stocks.length ? i.stocks.map((s) => html`<span class="nowrap">${money(s.facialValue)}: ${s.quantity}</span> `) : html`<span class="muted">-</span>`}</td>`}</tr>`,
+    )}</tbody>
+  </table>
+  <h3>Recent partner errors</h3>
+  ${p.errors.length === 0
+    ? html`<p class="muted">None recorded.</p>`
+    : html`<table class="small">
+    <thead><tr><th>When</th><th>Call</th><th>Outcome</th><th>Message</th></tr></thead>
+    <tbody>${p.errors.map(
+      (e) => html`<tr><td>${time(e.at)}</td><td>${e.endpoint}</td><td>${e.code ?? e.outcome}${e.httpStatus ? ` (${e.httpStatus})` : ''}</td>
+      <td>${e.message}${e.requestId ? html`<div class="mono muted">${e.requestId}</div>` : ''}</td></tr>`,
+    )}</tbody>
+  </table>`}
+</section>`;
+}
+
+/** /admin: where an operator starts: what is stuck, what the partner says, where to look next. */
+export function operationsView(model: OperationsModel, ctx: PageContext & { session: AdminSession }): Html {
+  return page(
+    'Operations',
+    ctx,
+    html`${model.plainPasswords ? html`<div class="warn small">ADMIN_USERS holds a plain-text password: fine for a local run; store hashes (npm run admin:hash-password) anywhere else.</div>` : ''}
+<div class="grid">
+  <div>
+    ${counts(model)}
+    ${attention(model, ctx.session)}
+    <section class="card" aria-label="Recent orders"><h2>Recent orders</h2>${model.recent.length ? ordersTable(model.recent) : html`<p class="muted">No orders yet.</p>`}</section>
+  </div>
+  <div>${partner(model.partner)}
+    <section class="card"><h2>Jobs</h2><p>Queues <b>orders</b> and <b>callbacks</b>: <a href="/admin/queues">open the job dashboard</a>. Redis holds only triggers; every order is in Postgres.</p></section>
+  </div>
+</div>`,
+  );
+}
+
+export function searchView(query: string, hits: SearchHit[], ctx: PageContext): Html {
+  return page(
+    'Search',
+    { ...ctx, query },
+    html`<section class="card"><h2>Orders matching <span class="mono">${query}</span></h2>
+  ${hits.length
+    ? ordersTable(hits, true)
+    : html`<p class="muted">No order has this id, Idempotency-Key, partner request ID, partner card id or gift card code.</p>`}
+</section>`,
+  );
+}

@@ -1,0 +1,118 @@
+import type { AdminSession } from '../auth/admin-sessions.service';
+import type { OrderPageModel } from '../orders/order-inspector.service';
+import { attentionActions } from './actions.view';
+import { badge, dash, json, money, orDash, time } from './format';
+import { type Html, html } from './html';
+import { page, type PageContext } from './layout';
+
+function facts(m: OrderPageModel): Html {
+  const o = m.order;
+  return html`<section class="card" aria-label="Order">
+  <dl class="facts">
+    <dt>Client</dt><dd>${o.client}</dd>
+    <dt>Idempotency-Key</dt><dd class="mono">${o.idempotencyKey}</dd>
+    <dt>Gift card</dt><dd>${o.giftCardCode} · ${money(o.amount)} · ${o.mode}</dd>
+    <dt>Created</dt><dd>${time(o.createdAt)}</dd>
+    <dt>Updated</dt><dd>${time(o.updatedAt)}</dd>
+    <dt>Completed</dt><dd>${time(o.completedAt)}</dd>
+    <dt>Next step</dt><dd>${o.nextStep ? html`${o.nextStep} at ${time(o.nextStepAt)}` : dash}</dd>
+    ${o.waitDeadline ? html`<dt>Waits until</dt><dd>${time(o.waitDeadline)}</dd>` : ''}
+    <dt>Error</dt><dd>${o.errorCode ? html`<b>${o.errorCode}</b>: ${o.errorMessage ?? ''}` : dash}</dd>
+    <dt>Callback URL</dt><dd class="mono">${orDash(o.callbackUrl)}</dd>
+    <dt>Metadata</dt><dd class="mono">${o.metadata === null || o.metadata === undefined ? dash : json(o.metadata)}</dd>
+  </dl>
+</section>`;
+}
+
+function card(m: OrderPageModel): Html {
+  const c = m.card;
+  return html`<section class="card" aria-label="Card"><h2>Card</h2>
+  ${c
+    ? html`<dl class="facts">
+    <dt>Partner card id</dt><dd class="mono">${c.id}</dd>
+    <dt>Code</dt><dd class="mono" data-masked="code">${c.code}</dd>
+    <dt>PIN</dt><dd class="mono" data-masked="pin">${c.pin_code ?? 'none'}</dd>
+    <dt>Amount</dt><dd>${money(c.amount)} (${c.gift_card_code})</dd>
+    <dt>Expires</dt><dd>${time(c.expire_at)}</dd>
+    <dt>PDF</dt><dd class="muted">${c.pdf_url ? 'available to the caller (not shown here: the link opens the card)' : 'none'}</dd>
+  </dl>`
+    : html`<p class="muted">No card stored.</p>`}
+</section>`;
+}
+
+function audit(m: OrderPageModel): Html {
+  return html`<section class="card" aria-label="Audit trail" id="audit"><h2>Audit trail <span class="muted small">(operator actions)</span></h2>
+  ${m.audit.length
+    ? html`<table><thead><tr><th>When</th><th>Who</th><th>What</th><th>Why</th></tr></thead><tbody>${m.audit.map(
+      (a) => html`<tr data-audit="${a.what}"><td>${time(a.at)}</td><td>${a.who}</td><td>${a.what.replace(/_/g, ' ')}</td><td>${a.why || dash}</td></tr>`,
+    )}</tbody></table>`
+    : html`<p class="muted">No operator has acted on this order.</p>`}
+</section>`;
+}
+
+function attempts(m: OrderPageModel): Html {
+  return html`<section class="card" aria-label="Attempts"><h2>Attempts <span class="muted small">(one per partner request ID)</span></h2>
+  <table>
+    <thead><tr><th>#</th><th>Request ID</th><th>Kind</th><th>State</th><th>Partner status</th><th>Error</th><th class="num">Calls</th><th>First sent</th><th>Last sent</th><th>Unknown since</th><th>Created</th></tr></thead>
+    <tbody>${m.attempts.map(
+      (a) => html`<tr data-request-id="${a.requestId}"><td>${a.seq}</td><td class="mono">${a.requestId}</td><td>${a.kind}</td><td>${badge(a.state)}</td><td>${orDash(a.partnerStatus)}</td>
+      <td class="small">${a.errorCode ? html`<b>${a.errorCode}</b> ${a.errorMessage ?? ''}` : dash}</td><td class="num">${a.callCount}</td>
+      <td>${time(a.firstSentAt)}</td><td>${time(a.lastSentAt)}</td><td>${time(a.unknownSince)}</td><td>${time(a.createdAt)}</td></tr>`,
+    )}</tbody>
+  </table>
+</section>`;
+}
+
+function timeline(m: OrderPageModel): Html {
+  return html`<section class="card" aria-label="Timeline"><h2>Timeline</h2>
+  <table class="small">
+    <thead><tr><th>When</th><th>Event</th><th>Status</th><th>Request ID</th><th>By</th><th>Detail</th></tr></thead>
+    <tbody>${m.timeline.map(
+      (e) => html`<tr><td>${time(e.at)}</td><td>${e.type}</td><td class="nowrap">${e.fromStatus ?? ''}${e.fromStatus || e.toStatus ? ' → ' : ''}${e.toStatus ?? ''}</td>
+      <td class="mono">${orDash(e.requestId)}</td><td>${e.actor}</td><td class="mono">${json(e.detail)}</td></tr>`,
+    )}</tbody>
+  </table>
+</section>`;
+}
+
+function callbacks(m: OrderPageModel): Html {
+  return html`<section class="card" aria-label="Callbacks"><h2>Callbacks</h2>
+  ${m.callbacks.length === 0
+    ? html`<p class="muted">No callback for this order (its client has no callback URL, or nothing terminal happened yet).</p>`
+    : m.callbacks.map(
+      ({ event: e, deliveries }) => html`<h3>${e.type} ${badge(e.state)} <span class="mono muted small">${e.id}</span></h3>
+    <div class="small">to <span class="mono">${e.url}</span> · created ${time(e.createdAt)} · ${e.attempts} attempt(s)${e.deliveredAt ? html` · delivered ${time(e.deliveredAt)}` : e.state === 'pending' ? html` · next ${time(e.nextAttemptAt)}` : ''}</div>
+    ${deliveries.length
+      ? html`<table class="small"><thead><tr><th>When</th><th>HTTP status</th><th>Error</th><th class="num">Duration</th></tr></thead><tbody>${deliveries.map(
+        (d) => html`<tr><td>${time(d.at)}</td><td>${orDash(d.httpStatus)}</td><td>${orDash(d.error)}</td><td class="num">${d.durationMs} ms</td></tr>`,
+      )}</tbody></table>`
+      : html`<p class="muted small">Not attempted yet.</p>`}`,
+    )}
+</section>`;
+}
+
+/** /admin/orders/:id: everything about one order, and the actions when it needs attention. */
+export function orderView(m: OrderPageModel, ctx: PageContext & { session: AdminSession }): Html {
+  const o = m.order;
+  const back = `/admin/orders/${o.id}`;
+  return page(
+    `Order ${o.id}`,
+    ctx,
+    html`<h1>Order <span class="mono">${o.id}</span> ${badge(o.status)}</h1>
+${o.status === 'needs_attention'
+  ? html`<section class="card" aria-label="Needs attention"><h2>Needs attention</h2><p>${o.errorMessage ?? ''}</p>
+    ${ctx.session.canAct ? attentionActions(o.id, ctx.session, back) : html`<p class="muted small">Read-only: an admin can re-drive it (same request ID) or mark it failed.</p>`}</section>`
+  : ''}
+<div class="grid">
+  <div>${facts(m)}</div>
+  <div>${card(m)}${audit(m)}</div>
+</div>
+${attempts(m)}
+${timeline(m)}
+${callbacks(m)}`,
+  );
+}
+
+export function notFoundView(what: string, ctx: PageContext): Html {
+  return page('Not found', ctx, html`<section class="card"><h2>Not found</h2><p>${what}</p><p><a href="/admin">Back to the overview</a></p></section>`);
+}

@@ -1,0 +1,104 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiResponse } from '@nestjs/swagger';
+import { envelope } from '@cardpull/platform';
+import { schemaRef } from './schemas';
+
+interface ApiErrorDoc {
+  status: number;
+  /** When the API answers it. */
+  when: string;
+  /** A message as the API writes it. */
+  example: string;
+}
+
+/**
+ * Every error code of the internal API, with its HTTP status: the `new ApiError(...)` of apps/api and the
+ * envelope codes of libs/platform/src/error-handling.ts (Fastify's own body errors, unknown routes, 500).
+ * test/observability/openapi.e2e-spec.ts fails when the sources answer a code that is not here.
+ */
+export const API_ERRORS = {
+  invalid_request: {
+    status: 400,
+    when: 'Malformed input: a body field (the message names it), an unknown body field or query parameter, a bad `wait`, `limit`, `status` or `cursor`, a body that is not a JSON object, or a body Fastify could not read as sent',
+    example: 'amount: must be an integer (minor units, e.g. cents)',
+  },
+  invalid_json: { status: 400, when: 'The body is not valid JSON, or is empty', example: 'The request body is not valid JSON' },
+  idempotency_key_missing: { status: 400, when: 'POST /v1/orders without an Idempotency-Key header', example: 'The Idempotency-Key header is required' },
+  idempotency_key_invalid: {
+    status: 400,
+    when: 'Idempotency-Key is not 1-255 visible ASCII characters',
+    example: 'Idempotency-Key must be 1-255 visible ASCII characters',
+  },
+  unauthorized: {
+    status: 401,
+    when: 'No `Authorization: Bearer <key>` header, or a key that is not in API_KEYS',
+    example: 'Missing or malformed Authorization header: expected "Bearer <API key>"',
+  },
+  forbidden: { status: 403, when: 'The API key lacks the scope the route needs (orders:write, orders:read)', example: 'This API key lacks the scope orders:write' },
+  order_not_found: { status: 404, when: 'No order with this id for this API client', example: 'No order 0193a1f2-7c4e-7d2a-9b1e-3f5c6d7e8a90' },
+  gift_card_not_found: {
+    status: 404,
+    when: "The gift card code is not in the partner's catalog (our cached copy, refreshed once on a miss)",
+    example: 'Gift card NOPE-CARD not found',
+  },
+  not_found: { status: 404, when: 'No such route', example: 'Cannot GET /v1/nothing' },
+  idempotency_key_reused: {
+    status: 409,
+    when: 'The Idempotency-Key was already used by this client with a different body (the same body is a replay: 200 with the order)',
+    example: 'This Idempotency-Key was already used with a different request body',
+  },
+  payload_too_large: { status: 413, when: 'The body is larger than 16 KiB', example: 'The request body is too large' },
+  unsupported_media_type: { status: 415, when: 'The body is not sent as `Content-Type: application/json`', example: 'Content-Type must be application/json' },
+  invalid_amount: {
+    status: 422,
+    when: "The amount is not one of the gift card's facial values (fixed amounts, or min/max/step), checked against the cached catalog",
+    example: 'Invalid amount 1234 for gift card ACME-BOOKS-FIXED: allowed amounts are 1000, 2500, 5000, 10000',
+  },
+  callback_not_configured: {
+    status: 422,
+    when: 'callback_url was given but the client has no CALLBACK_SECRETS entry to sign its callbacks',
+    example: 'Client shop has no callback secret (CALLBACK_SECRETS): its callbacks could not be signed',
+  },
+  internal_error: { status: 500, when: 'An unexpected error; the detail is in the service log under the correlation id (X-Correlation-Id)', example: 'Internal error; see the service log for this correlation id' },
+  partner_unavailable: {
+    status: 503,
+    when: 'The partner did not answer and nothing is cached yet (balance, inventories); try again shortly',
+    example: 'The partner did not answer and nothing is cached yet; try again shortly',
+  },
+} as const satisfies Record<string, ApiErrorDoc>;
+
+export type ApiErrorCode = keyof typeof API_ERRORS;
+
+/** Errors every authenticated route can answer. */
+export const AUTH_ERRORS: readonly ApiErrorCode[] = ['unauthorized', 'forbidden', 'internal_error'];
+
+/**
+ * Documents the error answers of a route: one response per status, each code an example of the envelope
+ * `{ errors: [{ code, message }], status }`, with when it happens.
+ */
+export function ApiErrors(...codes: ApiErrorCode[]): MethodDecorator & ClassDecorator {
+  const byStatus = new Map<number, ApiErrorCode[]>();
+  for (const code of new Set(codes)) byStatus.set(API_ERRORS[code].status, [...(byStatus.get(API_ERRORS[code].status) ?? []), code]);
+  return applyDecorators(
+    ...[...byStatus].map(([status, group]) =>
+      ApiResponse({
+        status,
+        description: group.map((code) => `\`${code}\`: ${API_ERRORS[code].when}`).join('\n\n'),
+        content: {
+          'application/json': {
+            schema: schemaRef('ErrorEnvelope'),
+            examples: Object.fromEntries(group.map((code) => [code, { summary: code, value: envelope(status, code, API_ERRORS[code].example) }])),
+          },
+        },
+      }),
+    ),
+  );
+}
+
+/** The table of every error code, for the document's introduction. */
+export function errorTable(): string {
+  const rows = Object.entries(API_ERRORS)
+    .sort(([a, x], [b, y]) => x.status - y.status || a.localeCompare(b))
+    .map(([code, doc]) => `| ${doc.status} | \`${code}\` | ${doc.when} |`);
+  return ['| HTTP | code | when |', '|---|---|---|', ...rows].join('\n');
+}
