@@ -9,6 +9,9 @@ import { REQUEST_SCHEMAS, errorEnvelopeSchema, openApiSchemas, orderListSchema, 
 import { KEYS, idemKey, startStack, type Stack } from '../support/stack';
 import { get, urlOf } from './support';
 
+/** Any API key may read the API documentation. */
+const READER = `Bearer ${KEYS.readOnly}`;
+
 const ROOT = join(__dirname, '..', '..');
 
 /**
@@ -78,19 +81,26 @@ describe('OpenAPI at /docs and /docs/json is generated from the real routes and 
   beforeAll(async () => {
     stack = await startStack({ api: false });
     api = await startDocumentedApi(stack);
-    doc = (await get(`${stack.apiUrl}/docs/json`)).body;
+    doc = (await get(`${stack.apiUrl}/docs/json`, READER)).body;
   });
   afterAll(async () => {
     await api?.close();
     await stack?.close();
   });
 
-  it('serves the Swagger UI at /docs and the OpenAPI 3.0 document at /docs/json, without an API key', async () => {
-    const ui = await get(`${stack.apiUrl}/docs`);
+  it('serves the Swagger UI at /docs and the OpenAPI 3.0 document at /docs/json, to an API key or an operator', async () => {
+    const ui = await get(`${stack.apiUrl}/docs`, `Basic ${Buffer.from('admin:admin').toString('base64')}`);
     expect(ui.status).toBe(200);
     expect(ui.headers['content-type']).toMatch(/text\/html/);
     expect(ui.text).toContain('swagger-ui');
-    const json = await get(`${stack.apiUrl}/docs/json`);
+    for (const path of ['/docs', '/docs/json']) {
+      const refused = await get(`${stack.apiUrl}${path}`);
+      expect(refused.status).toBe(401);
+      expect(refused.headers['www-authenticate']).toMatch(/^Basic /);
+      expect((await get(`${stack.apiUrl}${path}`, 'Bearer not-a-key-123')).status).toBe(401);
+      expect((await get(`${stack.apiUrl}${path}`, `Basic ${Buffer.from('admin:wrong').toString('base64')}`)).status).toBe(401);
+    }
+    const json = await get(`${stack.apiUrl}/docs/json`, READER);
     expect(json.status).toBe(200);
     expect(json.headers['content-type']).toMatch(/application\/json/);
     expect(doc.openapi).toBe('3.0.0');
@@ -115,7 +125,7 @@ describe('OpenAPI at /docs and /docs/json is generated from the real routes and 
     expect(create.responses['202'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/OrderResponse' });
     expect(create.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/OrderResponse' });
     expect(doc.paths['/v1/orders'].get.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/OrderList' });
-    for (const path of ['/health/live', '/health/ready', '/metrics']) {
+    for (const path of ['/health/live', '/health/ready']) {
       expect(doc.paths[path].get.security).toBeUndefined();
     }
   });
@@ -189,7 +199,7 @@ describe('every error code the internal API answers is documented with its HTTP 
   beforeAll(async () => {
     stack = await startStack({ api: false, worker: false });
     api = await startDocumentedApi(stack);
-    doc = (await get(`${stack.apiUrl}/docs/json`)).body;
+    doc = (await get(`${stack.apiUrl}/docs/json`, READER)).body;
   });
   afterAll(async () => {
     await api?.close();

@@ -1,15 +1,15 @@
 import type { AddressInfo } from 'node:net';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { request } from 'undici';
-import type { Stack } from '../support/stack';
+import { KEYS, type Stack } from '../support/stack';
 
 /** Base URL of an app started by a stack (the worker listens on an ephemeral WORKER_PORT in tests). */
 export const urlOf = (app: NestFastifyApplication): string => `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
 export const workerUrl = (stack: Stack): string => urlOf(stack.worker!);
 
-/** A GET without any API key, as a probe or Prometheus would send it. */
-export async function get(url: string): Promise<{ status: number; headers: Record<string, unknown>; text: string; body: any }> {
-  const res = await request(url);
+/** A GET, without credentials (a probe) or with an Authorization header (Prometheus' key, a docs reader). */
+export async function get(url: string, authorization?: string): Promise<{ status: number; headers: Record<string, unknown>; text: string; body: any }> {
+  const res = await request(url, { headers: authorization ? { authorization } : {} });
   const text = await res.body.text();
   let body: unknown = text;
   try {
@@ -39,8 +39,11 @@ export function parseMetrics(text: string): Map<string, Sample[]> {
   return out;
 }
 
+/** The stack's shop key has every scope, metrics:read included. */
+export const SCRAPER = `Bearer ${KEYS.shop}`;
+
 export async function scrape(baseUrl: string): Promise<{ text: string; samples: Map<string, Sample[]>; contentType: unknown }> {
-  const res = await get(`${baseUrl}/metrics`);
+  const res = await get(`${baseUrl}/metrics`, SCRAPER);
   if (res.status !== 200) throw new Error(`/metrics answered ${res.status}: ${res.text.slice(0, 300)}`);
   return { text: res.text, samples: parseMetrics(res.text), contentType: res.headers['content-type'] };
 }

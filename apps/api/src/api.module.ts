@@ -6,12 +6,12 @@ import { DbModule } from '@cardpull/db';
 import { LoggerModule } from '@cardpull/logger';
 import { OrdersCoreModule } from '@cardpull/orders';
 import { PartnerModule } from '@cardpull/partner-client';
-import { HealthModule } from '@cardpull/platform';
+import { ApiKeyGuard, ClientThrottlerGuard, HealthModule } from '@cardpull/platform';
 import { MetricsModule } from '@cardpull/platform/metrics';
+import { ThrottlerModule } from '@nestjs/throttler';
 import { producerConnection } from '@cardpull/queue';
 import { VaultModule } from '@cardpull/vault';
 import { AdminModule } from './admin/admin.module';
-import { ApiKeyGuard } from './auth/api-key.guard';
 import { CatalogController } from './catalog/catalog.controller';
 import { CatalogService } from './catalog/catalog.service';
 import { OrdersController } from './orders/orders.controller';
@@ -34,9 +34,10 @@ export class ApiModule {
         HealthModule,
         MetricsModule,
         AdminModule,
+        ThrottlerModule.forRoot([{ ttl: config.RATE_LIMIT_WINDOW_MS, limit: config.RATE_LIMIT_PER_CLIENT }]),
       ],
       controllers: [OrdersController, CatalogController],
-      providers: [OrdersService, CatalogService, ApiKeyGuard],
+      providers: [OrdersService, CatalogService, ApiKeyGuard, ClientThrottlerGuard],
     };
   }
 }

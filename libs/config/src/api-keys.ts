@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 
-export const SCOPES = ['orders:write', 'orders:read', 'cards:read'] as const;
+/** metrics:read opens GET /metrics (for a Prometheus scraper's key). */
+export const SCOPES = ['orders:write', 'orders:read', 'cards:read', 'metrics:read'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export interface ApiClient {

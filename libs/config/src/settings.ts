@@ -94,6 +94,9 @@ const serviceObject = z.object({
     CALLBACK_MAX_ATTEMPTS: intSetting(10, 1, 100),
     /** First retry delay of a failed callback; doubles each time (capped at one hour). */
     CALLBACK_BACKOFF_MS: timing(5_000, 10),
+    /** Per-client rate limit of the /v1 API: at most this many requests per RATE_LIMIT_WINDOW_MS (429 beyond). */
+    RATE_LIMIT_PER_CLIENT: intSetting(6_000, 1, 10_000_000),
+    RATE_LIMIT_WINDOW_MS: timing(60_000, 100),
   });
 
 /** Every service setting's name (documentation checks, the operations page). */

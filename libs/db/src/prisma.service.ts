@@ -22,7 +22,11 @@ export class PrismaService extends PrismaClient implements OnApplicationShutdown
 
 export function createPgPool(databaseUrl: string, max: number): Pool {
   const pool = new Pool({ connectionString: databaseUrl, max, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
-  // An idle client's error (Postgres restarted) must not crash the process; the next query reconnects.
+  // A connection that breaks (Postgres restarted) must never crash the process. pg-pool only listens on
+  // idle clients; a client checked out between two queries (a transaction, the sweeper holding its lock)
+  // would emit an unhandled 'error'. With a listener of its own, its next query fails instead, and the
+  // pool drops it on release.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }

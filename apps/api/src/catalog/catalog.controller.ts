@@ -1,8 +1,7 @@
 import { Controller, Get, Inject, Param, UseGuards } from '@nestjs/common';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { PartnerSnapshots, type Snapshot } from '@cardpull/orders';
-import { ApiError } from '@cardpull/platform';
-import { ApiKeyGuard, RequireScope } from '../auth/api-key.guard';
+import { ApiError, ApiKeyGuard, ClientThrottlerGuard, RequireScope } from '@cardpull/platform';
 import { CatalogDocs, GetBalanceDocs, GetGiftCardDocs, GetInventoryDocs, ListGiftCardsDocs } from '../docs/catalog.docs';
 import { CatalogService } from './catalog.service';
 
@@ -12,7 +11,7 @@ import { CatalogService } from './catalog.service';
  * the data was fetched and whether it is a stale copy (the partner could not be asked).
  */
 @Controller('v1')
-@UseGuards(ApiKeyGuard)
+@UseGuards(ApiKeyGuard, ClientThrottlerGuard)
 @CatalogDocs()
 export class CatalogController {
   constructor(

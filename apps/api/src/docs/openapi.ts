@@ -1,5 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { SERVICE_CONFIG, type ServiceConfig, verifyAdminPassword } from '@cardpull/config';
+import { ApiKeys, bearerKey, envelope } from '@cardpull/platform';
 import { errorTable } from './api-errors';
 import { API_KEY_AUTH } from './orders.docs';
 import { REQUEST_SCHEMAS, RESPONSE_SCHEMAS, openApiSchemas } from './schemas';
@@ -22,9 +25,10 @@ timeout: you get the same order (200), never a second card.
 
 ${errorTable()}
 
-**Operations** (no API key, internal network only): \`GET /health/live\`, \`GET /health/ready\` (Postgres and
-Redis; the partner is reported but never fails readiness), \`GET /metrics\` (Prometheus, \`cardpull_*\`).
-This document: \`/docs\` (UI) and \`/docs/json\`.
+**Operations**: \`GET /health/live\`, \`GET /health/ready\` (no authentication; Postgres and Redis; the
+partner is reported but never fails readiness), \`GET /metrics\` (Prometheus, \`cardpull_*\`; an API key
+with the scope \`metrics:read\`). This document: \`/docs\` (UI) and \`/docs/json\`, for any API key (Bearer)
+or an operator of ADMIN_USERS (HTTP Basic, so a browser asks for it).
 `.trim();
 
 /** The OpenAPI 3.0 document of the app: routes and decorators from the controllers, schemas from zod. */
@@ -46,10 +50,31 @@ export function buildApiDocument(app: INestApplication): OpenAPIObject {
 }
 
 /**
- * Serves the document at /docs (Swagger UI) and /docs/json, without an API key (it holds no secret).
+ * Serves the document at /docs (Swagger UI) and /docs/json, for a caller with any API key (Bearer) or an
+ * operator of ADMIN_USERS (HTTP Basic): every route but health needs authentication.
  * Call before `listen` (Fastify takes no route once listening).
  */
 export function setupApiDocs(app: INestApplication): OpenAPIObject {
+  const config = app.get<ServiceConfig>(SERVICE_CONFIG);
+  const keys = new ApiKeys(config.API_KEYS);
+  const allowed = (authorization: unknown): boolean => {
+    const key = bearerKey(authorization);
+    if (key) return keys.find(key) !== undefined;
+    const basic = typeof authorization === 'string' ? /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization) : null;
+    if (!basic) return false;
+    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    const user = config.ADMIN_USERS.find((u) => u.name === decoded.slice(0, colon));
+    return colon > 0 && !!user && verifyAdminPassword(user, decoded.slice(colon + 1));
+  };
+  (app as NestFastifyApplication).getHttpAdapter().getInstance().addHook('onRequest', async (request, reply) => {
+    const path = request.url.split('?')[0]!;
+    if (!/^\/docs(\/|$)/.test(path) || allowed(request.headers.authorization)) return;
+    await reply
+      .status(401)
+      .header('www-authenticate', 'Basic realm="cardpull API docs", charset="UTF-8"')
+      .send(envelope(401, 'unauthorized', 'The API documentation needs an API key (Bearer) or an operator login (Basic)'));
+  });
   const document = buildApiDocument(app);
   SwaggerModule.setup(DOCS_PATH, app, document, { jsonDocumentUrl: DOCS_JSON_PATH, raw: ['json'], customSiteTitle: 'cardpull API' });
   return document;

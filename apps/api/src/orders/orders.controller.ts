@@ -1,13 +1,10 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { ORDER_STATUSES } from '@cardpull/orders';
-import { OrdersRepository } from '@cardpull/orders';
-import { ApiError } from '@cardpull/platform';
+import { ORDER_STATUSES, OrdersRepository, toOrderView } from '@cardpull/orders';
+import { ApiError, ApiKeyGuard, ClientThrottlerGuard, type AuthedRequest, RequireScope } from '@cardpull/platform';
 import { Vault } from '@cardpull/vault';
-import { ApiKeyGuard, RequireScope, type AuthedRequest } from '../auth/api-key.guard';
 import { CreateOrderDocs, GetOrderDocs, ListOrdersDocs, OrdersDocs } from '../docs/orders.docs';
 import { parseCreateOrder, parseIdempotencyKey, parseWait, requireJson } from './order-input';
-import { toOrderView } from '@cardpull/orders';
 import { OrdersService } from './orders.service';
 
 const cursorOf = (id: string) => Buffer.from(id, 'utf8').toString('base64url');
@@ -18,7 +15,7 @@ const idOfCursor = (cursor: string) => {
 };
 
 @Controller('v1/orders')
-@UseGuards(ApiKeyGuard)
+@UseGuards(ApiKeyGuard, ClientThrottlerGuard)
 @OrdersDocs()
 export class OrdersController {
   constructor(

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { OrdersCoreModule } from '@cardpull/orders/orders.module';
+import { ApiKeyGuard } from '../auth/api-key.guard';
 import { PartnerStatusModule } from '../partner/partner-status.module';
 import { MetricsController } from './metrics.controller';
 import { METRICS_REGISTRY, createMetricsRegistry } from './metrics-registry';
@@ -13,7 +14,7 @@ import { PartnerCallMetrics } from './partner-call.metrics';
 @Module({
   imports: [OrdersCoreModule, PartnerStatusModule],
   controllers: [MetricsController],
-  providers: [{ provide: METRICS_REGISTRY, useFactory: createMetricsRegistry }, PartnerCallMetrics, OperationsMetrics],
+  providers: [{ provide: METRICS_REGISTRY, useFactory: createMetricsRegistry }, PartnerCallMetrics, OperationsMetrics, ApiKeyGuard],
   exports: [METRICS_REGISTRY, PartnerCallMetrics],
 })
 export class MetricsModule {}

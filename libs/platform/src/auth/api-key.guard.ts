@@ -3,10 +3,10 @@ import { type CanActivate, type ExecutionContext, Inject, Injectable, SetMetadat
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import { SERVICE_CONFIG, type ApiClient, type Scope, type ServiceConfig } from '@cardpull/config';
-import { ApiError } from '@cardpull/platform';
+import { ApiError } from '../api-error';
 
 export const SCOPE_KEY = 'cardpull:scope';
-/** The scope a route needs (ARCHITECTURE.md "Internal REST contract": orders:write, orders:read, cards:read). */
+/** The scope a route needs (ARCHITECTURE.md "Internal REST contract": orders:write, orders:read, cards:read; and metrics:read). */
 export const RequireScope = (scope: Scope) => SetMetadata(SCOPE_KEY, scope);
 
 export type AuthedRequest = FastifyRequest & { apiClient: ApiClient };
@@ -14,32 +14,54 @@ export type AuthedRequest = FastifyRequest & { apiClient: ApiClient };
 const digest = (key: string) => createHash('sha256').update(key).digest();
 
 /**
+ * Finds the client of an API key (constant time over all configured keys), or undefined. Shared by the
+ * guard and the /docs hook.
+ */
+export class ApiKeys {
+  private readonly clients: { digest: Buffer; client: ApiClient }[];
+
+  constructor(clients: readonly ApiClient[]) {
+    this.clients = clients.map((client) => ({ digest: digest(client.key), client }));
+  }
+
+  find(key: string): ApiClient | undefined {
+    const presented = digest(key);
+    let found: ApiClient | undefined;
+    for (const candidate of this.clients) {
+      if (timingSafeEqual(candidate.digest, presented)) found = candidate.client;
+    }
+    return found;
+  }
+}
+
+/** The key of an `Authorization: Bearer <key>` header, or null. */
+export function bearerKey(header: unknown): string | null {
+  const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  return match ? match[1]! : null;
+}
+
+/**
  * `Authorization: Bearer <key>` against API_KEYS. Keys are compared as SHA-256 digests in constant time,
  * so neither the comparison nor a map lookup leaks how much of a key was right.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
-  private readonly clients: { digest: Buffer; client: ApiClient }[];
+  private readonly keys: ApiKeys;
 
   constructor(
     @Inject(SERVICE_CONFIG) config: ServiceConfig,
     private readonly reflector: Reflector,
   ) {
-    this.clients = config.API_KEYS.map((client) => ({ digest: digest(client.key), client }));
+    this.keys = new ApiKeys(config.API_KEYS);
   }
 
   canActivate(context: ExecutionContext): boolean {
     const scope = this.reflector.getAllAndOverride<Scope | undefined>(SCOPE_KEY, [context.getHandler(), context.getClass()]);
     if (!scope) return true;
     const request = context.switchToHttp().getRequest<AuthedRequest>();
-    const header = request.headers.authorization;
-    const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (!match) throw new ApiError(401, 'unauthorized', 'Missing or malformed Authorization header: expected "Bearer <API key>"');
-    const presented = digest(match[1]!);
-    let found: ApiClient | undefined;
-    for (const candidate of this.clients) {
-      if (timingSafeEqual(candidate.digest, presented)) found = candidate.client;
-    }
+    const key = bearerKey(request.headers.authorization);
+    if (!key) throw new ApiError(401, 'unauthorized', 'Missing or malformed Authorization header: expected "Bearer <API key>"');
+    const found = this.keys.find(key);
     if (!found) throw new ApiError(401, 'unauthorized', 'Unknown API key');
     if (!found.scopes.has(scope)) throw new ApiError(403, 'forbidden', `This API key lacks the scope ${scope}`);
     request.apiClient = found;
