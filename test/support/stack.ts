@@ -21,12 +21,14 @@ export const KEYS = {
   noCards: 'nocards-key-0001',
   readOnly: 'readonly-key-0001',
   other: 'other-key-00001',
+  scraper: 'scraper-key-0001',
 };
 const API_KEYS = [
   `shop:${KEYS.shop}`,
   `nocards:${KEYS.noCards}:orders:write+orders:read`,
   `reader:${KEYS.readOnly}:orders:read`,
   `other:${KEYS.other}`,
+  `prometheus:${KEYS.scraper}:metrics:read`,
 ].join(',');
 
 /** Timings shrunk so the suites stay fast; each suite may override them. */

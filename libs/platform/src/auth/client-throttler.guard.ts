@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { type ExecutionContext, Injectable } from '@nestjs/common';
 import { ThrottlerGuard } from '@nestjs/throttler';
 import type { AuthedRequest } from './api-key.guard';
 
@@ -12,5 +12,10 @@ export class ClientThrottlerGuard extends ThrottlerGuard {
   protected override async getTracker(req: Record<string, unknown>): Promise<string> {
     const client = (req as unknown as AuthedRequest).apiClient?.client;
     return client ? `client:${client}` : `ip:${String((req as { ip?: string }).ip)}`;
+  }
+
+  /** One budget per client across all routes (the default key would give each route its own). */
+  protected override generateKey(_context: ExecutionContext, tracker: string, throttlerName: string): string {
+    return `${throttlerName}:${tracker}`;
   }
 }
