@@ -149,3 +149,17 @@ describe('intake while Redis is down: 202 (the order is durable), the sweeper en
     }
   });
 });
+
+describe('hostile nesting: a body nested thousands of levels deep is a 400, never a 500', () => {
+  it.each([5_000, 8_000])('metadata nested %d levels', async (levels) => {
+    const api = await startStack({ worker: false });
+    try {
+      const body = `{"gift_card_code":"ACME-BOOKS-FIXED","amount":2500,"metadata":{"a":${'['.repeat(levels)}${']'.repeat(levels)}}}`;
+      const res = await api.call('POST', '/v1/orders', { body, headers: { 'idempotency-key': idemKey('deep') } });
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0]).toEqual({ code: 'invalid_request', message: expect.stringContaining('nested at most 5 levels') });
+    } finally {
+      await api.close();
+    }
+  });
+});

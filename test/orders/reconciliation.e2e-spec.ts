@@ -10,7 +10,8 @@ import { createOrder, insertOrder, startStack, waitForOrder, type Stack } from '
 describe('reconciliation: attempts left unknown are re-checked; a report flags every mismatch', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ env: { UNKNOWN_OUTCOME_WINDOW_MS: '800', RECONCILE_INTERVAL_MS: '3600000' } });
+    // The window must be long enough for a healthy pull on a loaded machine, short enough to reach needs_attention quickly.
+    stack = await startStack({ env: { UNKNOWN_OUTCOME_WINDOW_MS: '2500', RECONCILE_INTERVAL_MS: '3600000' } });
   });
   afterAll(async () => {
     if (stack) expect(checkInvariants(await snapshot(stack.db.url), await stack.sim.control.ledger())).toEqual([]);

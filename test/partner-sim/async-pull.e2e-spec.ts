@@ -3,7 +3,8 @@ import { balanceOf, createPullRequest, ENVELOPE, followPullRequest, get, getPull
 
 let sim: SimHandle;
 beforeAll(async () => {
-  sim = await startSimulator({ SIM_ASYNC_DELAY_MS: '300' });
+  // Long enough that `waiting` is still seen after a few other calls on a loaded machine.
+  sim = await startSimulator({ SIM_ASYNC_DELAY_MS: '1200' });
 });
 afterAll(() => sim.close());
 beforeEach(() => sim.control.reset());

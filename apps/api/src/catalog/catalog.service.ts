@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { PG_POOL } from '@cardpull/db';
@@ -13,7 +13,7 @@ const MISS_REFRESH_MIN_INTERVAL_MS = 5_000;
  * CATALOG_REFRESH_INTERVAL_MS, and once on a cache miss (rate-limited).
  */
 @Injectable()
-export class CatalogService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class CatalogService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly log = new Logger(CatalogService.name);
   private cards = new Map<string, GiftCard>();
   private refreshedAt: Date | null = null;
@@ -33,8 +33,10 @@ export class CatalogService implements OnApplicationBootstrap, OnApplicationShut
     this.timer.unref();
   }
 
-  onApplicationShutdown(): void {
+  /** Stops refreshing, and lets a refresh under way finish before the database pool closes. */
+  async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
+    await this.inflight?.catch(() => undefined);
   }
 
   /** A gift card by code; on a miss, refreshes once (rate-limited) before answering "unknown". */

@@ -7,10 +7,20 @@ export const MAX_AMOUNT = 100_000_000;
 const MAX_METADATA_BYTES = 4_096;
 const MAX_METADATA_DEPTH = 5;
 
-function depth(value: unknown): number {
-  if (value === null || typeof value !== 'object') return 0;
-  const children = Array.isArray(value) ? value : Object.values(value);
-  return 1 + children.reduce<number>((max, v) => Math.max(max, depth(v)), 0);
+/**
+ * Whether `value` nests at most `max` levels. Iterative with an early exit: a hostile body nested
+ * thousands of levels deep must cost nothing and never overflow the stack (a recursive walk, or
+ * JSON.stringify, would throw a RangeError: a 500 instead of a 400).
+ */
+function nestedAtMost(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [node, level] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (level + 1 > max) return false;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push([child, level + 1]);
+  }
+  return true;
 }
 
 /** Body of POST /v1/orders. Unknown fields are refused, so a typo never silently changes an order. */
@@ -29,8 +39,9 @@ export const createOrderSchema = z
     mode: z.enum(['sync', 'async'], 'must be "sync" or "async"').default('sync'),
     metadata: z
       .record(z.string(), z.unknown(), 'must be a JSON object')
+      // Depth first, and stop there when it fails: the size check serialises the value.
+      .refine((m) => nestedAtMost(m, MAX_METADATA_DEPTH), { message: `must be nested at most ${MAX_METADATA_DEPTH} levels deep`, abort: true })
       .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes of JSON`)
-      .refine((m) => depth(m) <= MAX_METADATA_DEPTH, `must be nested at most ${MAX_METADATA_DEPTH} levels deep`)
       .optional(),
     callback_url: z
       .string('must be a string')

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { PartnerStatus } from './partner-status.service';
 
@@ -11,7 +11,7 @@ import { PartnerStatus } from './partner-status.service';
  * reading also feeds the `cardpull_partner_balance*` gauges of this process.
  */
 @Injectable()
-export class BalanceWatch implements OnApplicationBootstrap, OnApplicationShutdown {
+export class BalanceWatch implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly log = new Logger(BalanceWatch.name);
   private timer?: NodeJS.Timeout;
   private stopped = false;
@@ -26,7 +26,8 @@ export class BalanceWatch implements OnApplicationBootstrap, OnApplicationShutdo
     this.schedule(0);
   }
 
-  onApplicationShutdown(): void {
+  /** Stops before the database pool closes (onApplicationShutdown). */
+  beforeApplicationShutdown(): void {
     this.stopped = true;
     clearTimeout(this.timer);
   }
