@@ -71,7 +71,11 @@ describe('caller callbacks: outbox in the transition’s transaction, signed, re
     expect(verifyCallback(SHOP_SECRET, String(cb!.headers[CALLBACK_HEADERS.timestamp]), cb!.body, String(cb!.headers[CALLBACK_HEADERS.signature]))).toBe(true);
     expect(verifyCallback('another-secret-xxxx', String(cb!.headers[CALLBACK_HEADERS.timestamp]), cb!.body, String(cb!.headers[CALLBACK_HEADERS.signature]))).toBe(false);
     expect(cb!.json.order.card.code).toBe(order.card.code);
-    const { rows } = await pg.query('SELECT e.state, o.completed_at = e.created_at AS same_tx FROM callback_events e JOIN orders o ON o.id = e.order_id WHERE o.id = $1', [order.id]);
+    // The delivery is recorded once the receiver has answered: wait for it.
+    const rows = await waitFor('the delivery to be recorded', async () => {
+      const { rows } = await pg.query('SELECT e.state, o.completed_at = e.created_at AS same_tx FROM callback_events e JOIN orders o ON o.id = e.order_id WHERE o.id = $1', [order.id]);
+      return rows[0]?.state === 'delivered' ? rows : null;
+    });
     expect(rows).toEqual([{ state: 'delivered', same_tx: true }]);
   });
 

@@ -23,7 +23,8 @@ export const boolSetting = (def: boolean) =>
     .transform((v) => ['true', '1', 'yes', 'on'].includes(v))
     .prefault(String(def));
 
-export const urlSetting = (def: string, protocols: string[]) =>
+/** A URL whose scheme is one of `protocols` (e.g. 'https:'). */
+const urlWith = (protocols: string[]) =>
   z
     .string()
     .trim()
@@ -33,8 +34,9 @@ export const urlSetting = (def: string, protocols: string[]) =>
       } catch {
         return false;
       }
-    }, `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`)
-    .prefault(def);
+    }, `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+
+export const urlSetting = (def: string, protocols: string[]) => urlWith(protocols).prefault(def);
 
 /** A hexadecimal secret (the partner's shared key): even length, at least 16 bytes. */
 export const hexKeySetting = (def: string) =>
@@ -59,15 +61,4 @@ export const enumSetting = <T extends string>(values: readonly [T, ...T[]], def:
     .prefault(def);
 
 /** A URL setting without default (undefined when unset). */
-export const optionalUrlSetting = (protocols: string[]) =>
-  z
-    .string()
-    .trim()
-    .refine((v) => {
-      try {
-        return protocols.includes(new URL(v).protocol);
-      } catch {
-        return false;
-      }
-    }, `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`)
-    .optional();
+export const optionalUrlSetting = (protocols: string[]) => urlWith(protocols).optional();

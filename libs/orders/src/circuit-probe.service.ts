@@ -2,12 +2,13 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApp
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { PartnerClient } from '@cardpull/partner-client';
 import { PartnerCircuit } from './circuit.service';
+import { Periodic } from './periodic';
 
 /** While the circuit is open, calls GET /balance every CIRCUIT_PROBE_INTERVAL_MS; the first success closes it. */
 @Injectable()
 export class CircuitProbe implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly log = new Logger(CircuitProbe.name);
-  private timer?: NodeJS.Timeout;
+  private readonly periodic = new Periodic('circuit probe', this.log, () => this.probe());
 
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
@@ -16,14 +17,11 @@ export class CircuitProbe implements OnApplicationBootstrap, BeforeApplicationSh
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => {
-      this.probe().catch((err: Error) => this.log.warn({ err: err.message }, 'circuit probe failed'));
-    }, this.config.CIRCUIT_PROBE_INTERVAL_MS);
-    this.timer.unref();
+    this.periodic.start(this.config.CIRCUIT_PROBE_INTERVAL_MS);
   }
 
-  beforeApplicationShutdown(): void {
-    clearInterval(this.timer);
+  beforeApplicationShutdown(): Promise<void> {
+    return this.periodic.stop();
   }
 
   async probe(): Promise<'closed' | 'still_open' | 'not_open'> {

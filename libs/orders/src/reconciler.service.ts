@@ -5,6 +5,7 @@ import { PG_POOL } from '@cardpull/db';
 import { PartnerClient } from '@cardpull/partner-client';
 import { CallbackQueue } from './callbacks/callback-queue.service';
 import { OrderQueue } from './order-queue.service';
+import { Periodic } from './periodic';
 import type { AttemptRow, OrderRow } from './order.types';
 import { StepOutcomes, isAcknowledged, type StepResult } from './step-outcomes.service';
 import { StepsRepository } from './steps.repository';
@@ -28,7 +29,7 @@ export interface ReconcileReport {
 @Injectable()
 export class Reconciler implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly log = new Logger(Reconciler.name);
-  private timer?: NodeJS.Timeout;
+  private readonly periodic = new Periodic('reconciliation', this.log, () => this.reconcile());
 
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
@@ -41,17 +42,19 @@ export class Reconciler implements OnApplicationBootstrap, BeforeApplicationShut
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => {
-      this.reconcileOnce().catch((err: Error) => this.log.warn({ err: err.message }, 'reconciliation failed'));
-    }, this.config.RECONCILE_INTERVAL_MS);
-    this.timer.unref();
+    this.periodic.start(this.config.RECONCILE_INTERVAL_MS);
   }
 
-  beforeApplicationShutdown(): void {
-    clearInterval(this.timer);
+  beforeApplicationShutdown(): Promise<void> {
+    return this.periodic.stop();
   }
 
-  async reconcileOnce(): Promise<ReconcileReport> {
+  /** One pass over the orders in needs_attention with an unknown attempt (a call while one runs shares it). */
+  reconcileOnce(): Promise<ReconcileReport> {
+    return this.periodic.run();
+  }
+
+  private async reconcile(): Promise<ReconcileReport> {
     const client = await this.pool.connect();
     let ids: string[];
     try {

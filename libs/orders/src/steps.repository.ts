@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PG_POOL, type AttemptState, type OrderStatus, type OrderStep, type PullMode } from '@cardpull/db';
-import { ATTEMPT_COLUMNS, ORDER_COLUMNS, type AttemptRow, type OrderRow } from './order.types';
+import { ATTEMPT_COLUMNS, ORDER_COLUMNS, type AttemptRow, type CardRow, type OrderRow } from './order.types';
 
 export interface CurrentStep {
   order: OrderRow;
@@ -9,18 +9,8 @@ export interface CurrentStep {
   attempt: AttemptRow;
 }
 
-export interface StoredCard {
-  id: string;
-  requestId: string;
-  partnerCardId: string;
-  keyId: string;
-  codeEnc: Buffer;
-  pinEnc: Buffer | null;
-  expireAt: Date | null;
-  amount: number;
-  giftCardCode: string;
-  pdfUrl: string | null;
-}
+/** A card as the completing transition stores it (its order and time come from the transition). */
+export type StoredCard = Omit<CardRow, 'orderId' | 'createdAt'>;
 
 export interface Transition {
   orderId: string;

@@ -7,6 +7,7 @@ import { PartnerCircuit } from './circuit.service';
 import { CallbackQueue } from './callbacks/callback-queue.service';
 import { CallbacksRepository } from './callbacks/callbacks.repository';
 import { OrderQueue, type ScheduledStep } from './order-queue.service';
+import { Periodic } from './periodic';
 
 /** Any constant: the advisory lock that lets one worker at a time sweep. */
 const SWEEP_LOCK = 4_242_001;
@@ -26,8 +27,7 @@ export interface SweepReport {
 @Injectable()
 export class Sweeper implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly log = new Logger(Sweeper.name);
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<SweepReport>;
+  private readonly periodic = new Periodic('sweep', this.log, () => this.doSweep());
 
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
@@ -39,23 +39,16 @@ export class Sweeper implements OnApplicationBootstrap, BeforeApplicationShutdow
   ) {}
 
   onApplicationBootstrap(): void {
-    const tick = () => {
-      this.sweep().catch((err: Error) => this.log.warn({ err: err.message }, 'sweep failed; next one in a moment'));
-    };
-    tick();
-    this.timer = setInterval(tick, this.config.SWEEP_INTERVAL_MS);
-    this.timer.unref();
+    this.periodic.start(this.config.SWEEP_INTERVAL_MS, { now: true });
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+  beforeApplicationShutdown(): Promise<void> {
+    return this.periodic.stop();
   }
 
   /** One sweep; concurrent calls share it. */
   sweep(): Promise<SweepReport> {
-    this.running ??= this.doSweep().finally(() => (this.running = undefined));
-    return this.running;
+    return this.periodic.run();
   }
 
   private async doSweep(): Promise<SweepReport> {
