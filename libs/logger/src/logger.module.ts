@@ -34,6 +34,26 @@ export function createLogger(opts: LoggerOptions): pino.Logger {
 
 const validCorrelationId = /^[A-Za-z0-9_.:-]{1,128}$/;
 
+/**
+ * Requests Node's HTTP parser refuses before any route sees them (control characters in a header,
+ * conflicting lengths, headers over the limit) are answered in our error envelope too, as Fastify's
+ * default handler does in its own format.
+ */
+function envelopeClientError(err: Error & { code?: string }, socket: import('node:net').Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, text, code, message] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'Request Timeout', 'request_timeout', 'The request took too long to arrive']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers are too large']
+        : [400, 'Bad Request', 'malformed_request', 'The request is not valid HTTP (bad header characters or lengths)'];
+  const body = JSON.stringify({ errors: [{ code, message }], status: text.toLowerCase().replace(/ /g, '_') });
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${text}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(err);
+}
+
 function correlationIdOf(req: IncomingMessage): string {
   const incoming = req.headers[CORRELATION_HEADER];
   return typeof incoming === 'string' && validCorrelationId.test(incoming) ? incoming : randomUUID();
@@ -49,6 +69,7 @@ export function createFastifyAdapter(options: { bodyLimit?: number; trustProxy?:
     trustProxy: options.trustProxy ?? false,
     requestIdHeader: false,
     genReqId: correlationIdOf,
+    clientErrorHandler: envelopeClientError,
   });
   adapter.getInstance().addHook('onRequest', async (request, reply) => {
     reply.header(CORRELATION_HEADER, request.id);

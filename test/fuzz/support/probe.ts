@@ -25,8 +25,13 @@ export interface Probe {
 
 export interface Expect {
   statuses: readonly number[];
-  /** Envelope codes accepted; Node's own parser errors (raw probes only) may also answer. */
+  /** Envelope codes accepted. */
   codes?: readonly string[];
+  /**
+   * Node's HTTP parser may refuse the bytes itself, before any route: the service's clientErrorHandler
+   * (libs/logger createFastifyAdapter) answers those in the envelope too, with these codes.
+   */
+  parserRefusal?: boolean;
 }
 
 export interface Answer {
@@ -51,13 +56,16 @@ export function describeProbe(p: Probe): string {
   return `{${parts.join(' ')}}`;
 }
 
-/**
- * What Fastify's default clientErrorHandler writes when Node's HTTP parser refuses the bytes (bad header
- * characters, conflicting framing, headers over 16 KiB): the request never reaches a route, so neither
- * Nest nor the envelope filter can answer it.
- */
-export const isNodeParserRefusal = (a: Answer) =>
-  (a.status === 400 || a.status === 431) && /^\{"error":"[^"]+","message":"Client Error","statusCode":4\d\d\}$/.test(a.text);
+/** Codes of the envelope written when Node's HTTP parser refuses the bytes (bad header characters, framing, size). */
+export const PARSER_REFUSAL_CODES = ['malformed_request', 'headers_too_large'] as const;
+
+export function isNodeParserRefusal(a: Answer): boolean {
+  try {
+    return (PARSER_REFUSAL_CODES as readonly string[]).includes(JSON.parse(a.text)?.errors?.[0]?.code);
+  } catch {
+    return false;
+  }
+}
 
 /** The envelope `{ errors: [{ code, message }], status }` with a non-empty code and message, or why not. */
 export function envelopeProblem(a: Answer, codes?: readonly string[]): string | null {
@@ -79,8 +87,9 @@ export function envelopeProblem(a: Answer, codes?: readonly string[]): string | 
 export function answerProblem(p: Probe, a: Answer): string | null {
   if (a.status < 400 || a.status > 499) return `status ${a.status} (must be 4xx)`;
   if (!p.expect.statuses.includes(a.status)) return `status ${a.status}, expected ${p.expect.statuses.join('|')}`;
-  if (p.raw && isNodeParserRefusal(a)) return null;
-  return envelopeProblem(a, p.expect.codes);
+  const codes = p.expect.parserRefusal ? [...(p.expect.codes ?? []), ...PARSER_REFUSAL_CODES] : p.expect.codes;
+  // A parser refusal with no expected codes of its own accepts only the parser's codes.
+  return envelopeProblem(a, p.expect.parserRefusal && !p.expect.codes ? PARSER_REFUSAL_CODES : codes);
 }
 
 /** Counts every request actually sent and every status answered. */
@@ -115,7 +124,7 @@ export class Prober {
   async send(p: Probe): Promise<Answer> {
     try {
       const answer = p.raw ? await this.sendRaw(p.raw) : await this.sendPooled(p);
-      this.tally.count(answer.status);
+      this.tally.count(isNodeParserRefusal(answer) ? `${answer.status} (refused by Node's HTTP parser)` : answer.status);
       return answer;
     } catch (error) {
       this.tally.count('no answer');
@@ -168,11 +177,15 @@ export class Prober {
       socket.on('close', () => {
         clearTimeout(timer);
         const text = Buffer.concat(chunks).toString('latin1');
-        const [head = '', ...rest] = text.split('\r\n\r\n');
+        const end = text.indexOf('\r\n\r\n');
+        const head = end < 0 ? text : text.slice(0, end);
         const status = /^HTTP\/1\.1 (\d{3})/.exec(head);
         if (!status) return reject(new Error(`not an HTTP answer: ${JSON.stringify(text.slice(0, 200))}`));
         const contentType = /^content-type:\s*(.*)$/im.exec(head)?.[1] ?? '';
-        resolve({ status: Number(status[1]), contentType, text: Buffer.from(rest.join('\r\n\r\n'), 'latin1').toString('utf8') });
+        // Only the first answer: a request whose framing was broken may be followed by another one.
+        const length = Number(/^content-length:\s*(\d+)/im.exec(head)?.[1] ?? NaN);
+        const body = Buffer.from(text.slice(end + 4), 'latin1');
+        resolve({ status: Number(status[1]), contentType, text: (Number.isNaN(length) ? body : body.subarray(0, length)).toString('utf8') });
       });
     });
   }

@@ -66,7 +66,9 @@ export function parseCreateOrder(body: unknown): CreateOrderInput {
     throw new ApiError(400, 'invalid_request', `Unknown field(s): ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`);
   }
   const field = issue.path.length ? issue.path.map(String).join('.') : 'body';
-  const message = issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message;
+  // "Required" only when the field is absent: a field of the wrong type gets the type's message.
+  const absent = issue.path.length === 1 && !Object.prototype.hasOwnProperty.call(body, issue.path[0]!);
+  const message = issue.code === 'invalid_type' && absent ? 'is required' : issue.message;
   throw new ApiError(400, 'invalid_request', `${field}: ${message}`);
 }
 
