@@ -22,14 +22,26 @@ export interface ScheduledStep {
   at: Date;
 }
 
+/** At most this many steps in one Redis round trip (a batch is flushed earlier at the end of the event-loop turn). */
+const MAX_SCHEDULE_BATCH = 64;
+
+interface Waiting {
+  step: ScheduledStep;
+  done: (ok: boolean) => void;
+}
+
 /**
  * Puts order steps on the queue. Every enqueue happens after the step is committed in Postgres, and a
  * failure here is only logged: the order is durable and the sweeper enqueues it later (invariant 4).
+ * Steps scheduled in one turn of the event loop (concurrent requests, concurrent jobs) go to Redis in one
+ * round trip (addBulk); the fixed job ids keep every add idempotent, alone or in a batch.
  */
 @Injectable()
 export class OrderQueue {
   private readonly log = new Logger(OrderQueue.name);
   private lastRedisError = 0;
+  private batch: Waiting[] = [];
+  private flushScheduled = false;
 
   constructor(@InjectQueue(ORDERS_QUEUE) readonly queue: Queue<OrderJobData>) {
     // Without a listener BullMQ prints every reconnection error; one warning per 10 s says enough.
@@ -40,18 +52,39 @@ export class OrderQueue {
     });
   }
 
-  async schedule(step: ScheduledStep): Promise<boolean> {
+  schedule(step: ScheduledStep): Promise<boolean> {
+    return new Promise<boolean>((done) => {
+      this.batch.push({ step, done });
+      if (this.batch.length >= MAX_SCHEDULE_BATCH) void this.flush();
+      else if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => {
+          this.flushScheduled = false;
+          void this.flush();
+        });
+      }
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.batch;
+    this.batch = [];
+    if (!batch.length) return;
     try {
       // BullMQ waits for its connection before adding: bound the wait so an API whose Redis is down still
       // answers quickly (the add may still land later; the fixed job id makes that harmless).
-      await withTimeout(this.queue.add(step.step, { orderId: step.orderId, stepSeq: step.stepSeq }, this.options(step)), ENQUEUE_TIMEOUT_MS);
-      return true;
+      const add =
+        batch.length === 1
+          ? this.queue.add(batch[0]!.step.step, this.data(batch[0]!.step), this.options(batch[0]!.step))
+          : this.queue.addBulk(batch.map(({ step }) => ({ name: step.step, data: this.data(step), opts: this.options(step) })));
+      await withTimeout<unknown>(add, ENQUEUE_TIMEOUT_MS);
+      for (const w of batch) w.done(true);
     } catch (error) {
       this.log.warn(
-        { orderId: step.orderId, err: (error as Error).message },
+        { orderIds: batch.map((w) => w.step.orderId), err: (error as Error).message },
         'could not enqueue the next step; the sweeper will (the order is safe in Postgres)',
       );
-      return false;
+      for (const w of batch) w.done(false);
     }
   }
 
@@ -69,6 +102,10 @@ export class OrderQueue {
   async liveJobIds(): Promise<Set<string>> {
     const ids = await this.queue.getRanges(['active', 'wait', 'delayed', 'prioritized', 'waiting-children'], 0, -1);
     return new Set(ids);
+  }
+
+  private data(step: ScheduledStep): OrderJobData {
+    return { orderId: step.orderId, stepSeq: step.stepSeq };
   }
 
   private options(step: ScheduledStep) {

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PG_POOL, type OrderStatus, type PullMode } from '@cardpull/db';
 import { newRequestId, uuidv7 } from './ids';
+import { prepared } from './steps.repository';
 import {
   ATTEMPT_COLUMNS,
   CARD_COLUMNS,
@@ -43,53 +44,122 @@ export interface ListFilter {
   limit: number;
 }
 
+/** At most this many orders in one intake statement (a batch is flushed earlier at the end of the event-loop turn). */
+const MAX_INTAKE_BATCH = 64;
+
+/**
+ * The intake statement: every order of the batch, its first attempt with its partner request ID, and its
+ * "created" event, in one statement (one transaction). An order whose key exists already is skipped
+ * (ON CONFLICT DO NOTHING, also between two orders of one batch) and not returned.
+ */
+const INTAKE_SQL = `WITH input AS (
+    SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, client text, idempotency_key text, request_hash text,
+      mode "PullMode", gift_card_code text, amount int, metadata jsonb, next_step "OrderStep", request_id text, actor text, callback_url text)
+  ), ins AS (
+    INSERT INTO orders (id, client, idempotency_key, request_hash, status, mode, gift_card_code, amount, metadata,
+                        next_step, next_step_at, step_seq, callback_url, created_at, updated_at)
+    SELECT id, client, idempotency_key, request_hash, 'pending', mode, gift_card_code, amount, metadata, next_step, now(), 1, callback_url, now(), now()
+    FROM input
+    ON CONFLICT (client, idempotency_key) DO NOTHING
+    RETURNING *
+  ), att AS (
+    INSERT INTO attempts (request_id, order_id, seq, kind, state, created_at, updated_at)
+    SELECT i.request_id, ins.id, 1, ins.mode, 'created', now(), now() FROM ins JOIN input i ON i.id = ins.id
+  ), ev AS (
+    INSERT INTO order_events (order_id, type, to_status, request_id, actor, detail)
+    SELECT ins.id, 'created', 'pending', i.request_id, i.actor, jsonb_build_object('mode', ins.mode) FROM ins JOIN input i ON i.id = ins.id
+  )
+  SELECT ${ORDER_COLUMNS} FROM ins o`;
+
+interface IntakeItem {
+  id: string;
+  requestId: string;
+  input: NewOrder;
+  done: (row: OrderRow | null, error?: unknown) => void;
+}
+
 /**
  * The order aggregate's reads and its creation (STYLE habit 5). The intake is one SQL statement: the
  * order, its first attempt with its partner request ID, and the "created" event commit together
  * (invariant 1: the request ID is in Postgres before any job can call the partner with it).
+ *
+ * Concurrent creations are batched: the orders that arrive in one turn of the event loop go to Postgres in
+ * one statement (one round trip, one commit), which is what limited the intake on a small machine
+ * (docs/BENCHMARKS.md). Each order's own commit still precedes its job. A batch that fails is retried order
+ * by order, so one bad order never fails the others.
  */
 @Injectable()
 export class OrdersRepository {
+  private batch: IntakeItem[] = [];
+  private flushScheduled = false;
+
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
   async create(input: NewOrder): Promise<CreateResult> {
     const id = uuidv7();
     const requestId = newRequestId();
-    const nextStep = input.mode === 'sync' ? 'sync_call' : 'async_create';
-    const { rows } = await this.pool.query<OrderRow>(
-      `WITH ins AS (
-         INSERT INTO orders (id, client, idempotency_key, request_hash, status, mode, gift_card_code, amount, metadata,
-                             next_step, next_step_at, step_seq, callback_url, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, 'pending', $5::"PullMode", $6, $7, $8::jsonb, $9::"OrderStep", now(), 1, $12, now(), now())
-         ON CONFLICT (client, idempotency_key) DO NOTHING
-         RETURNING *
-       ), att AS (
-         INSERT INTO attempts (request_id, order_id, seq, kind, state, created_at, updated_at)
-         SELECT $10, ins.id, 1, ins.mode, 'created', now(), now() FROM ins
-       ), ev AS (
-         INSERT INTO order_events (order_id, type, to_status, request_id, actor, detail)
-         SELECT ins.id, 'created', 'pending', $10, $11, jsonb_build_object('mode', ins.mode) FROM ins
-       )
-       SELECT ${ORDER_COLUMNS} FROM ins o`,
-      [
-        id,
-        input.client,
-        input.idempotencyKey,
-        input.requestHash,
-        input.mode,
-        input.giftCardCode,
-        input.amount,
-        input.metadata === undefined ? null : JSON.stringify(input.metadata),
-        nextStep,
-        requestId,
-        `api:${input.client}`,
-        input.callbackUrl ?? null,
-      ],
-    );
-    if (rows[0]) return { kind: 'created', order: rows[0], requestId };
+    const row = await new Promise<OrderRow | null>((resolve, reject) => {
+      this.batch.push({ id, requestId, input, done: (r, error) => (error === undefined ? resolve(r) : reject(error)) });
+      this.scheduleFlush();
+    });
+    if (row) return { kind: 'created', order: row, requestId };
     const existing = await this.findByKey(input.client, input.idempotencyKey);
     if (!existing) throw new Error('order vanished between insert conflict and read'); // deletes do not happen
     return existing.requestHash === input.requestHash ? { kind: 'replay', order: existing } : { kind: 'conflict', order: existing };
+  }
+
+  /** The orders that arrived in this turn of the event loop go together at its end (or at once when the batch is full). */
+  private scheduleFlush(): void {
+    if (this.batch.length >= MAX_INTAKE_BATCH) return this.flush();
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    const batch = this.batch;
+    this.batch = [];
+    if (batch.length) void this.insertEach(batch);
+  }
+
+  /** One statement for the batch; if it fails, each order alone, so one bad order never fails the others. */
+  private async insertEach(batch: IntakeItem[]): Promise<void> {
+    try {
+      const rows = await this.insert(batch);
+      for (const item of batch) item.done(rows.get(item.id) ?? null);
+    } catch (error) {
+      if (batch.length === 1) return batch[0]!.done(null, error ?? new Error('intake failed'));
+      await Promise.all(
+        batch.map((item) =>
+          this.insert([item]).then(
+            (rows) => item.done(rows.get(item.id) ?? null),
+            (e: unknown) => item.done(null, e ?? new Error('intake failed')),
+          ),
+        ),
+      );
+    }
+  }
+
+  private async insert(items: IntakeItem[]): Promise<Map<string, OrderRow>> {
+    const input = items.map(({ id, requestId, input: o }) => ({
+      id,
+      client: o.client,
+      idempotency_key: o.idempotencyKey,
+      request_hash: o.requestHash,
+      mode: o.mode,
+      gift_card_code: o.giftCardCode,
+      amount: o.amount,
+      metadata: o.metadata ?? null,
+      next_step: o.mode === 'sync' ? 'sync_call' : 'async_create',
+      request_id: requestId,
+      actor: `api:${o.client}`,
+      callback_url: o.callbackUrl ?? null,
+    }));
+    const { rows } = await this.pool.query<OrderRow>(prepared(INTAKE_SQL, [JSON.stringify(input)]));
+    return new Map(rows.map((r) => [r.id, r]));
   }
 
   async findByKey(client: string, idempotencyKey: string): Promise<OrderRow | null> {

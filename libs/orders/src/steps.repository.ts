@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import type { Pool } from 'pg';
+import type { Pool, QueryConfig } from 'pg';
 import { PG_POOL, type AttemptState, type OrderStatus, type OrderStep, type PullMode } from '@cardpull/db';
 import { ATTEMPT_COLUMNS, ORDER_COLUMNS, type AttemptRow, type CardRow, type OrderRow } from './order.types';
 
@@ -61,6 +62,23 @@ export interface LeaseResult extends CurrentStep {
   previousState: AttemptState;
 }
 
+const statementNames = new Map<string, string>();
+
+/**
+ * A hot statement as a named prepared statement: each pooled connection parses and plans it once, then
+ * only binds and executes it. These CTEs cost Postgres more to parse and plan than to run (about 1.8 of
+ * 2.7 ms per sync order, docs/BENCHMARKS.md). The name is derived from the text, so every distinct text
+ * (a transition's shape) gets its own statement, and a name never stands for two texts.
+ */
+export function prepared(text: string, values: unknown[]): QueryConfig {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `cp-${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    statementNames.set(text, name);
+  }
+  return { name, text, values };
+}
+
 const CURRENT_STEP_SQL = `SELECT ${ORDER_COLUMNS}, row_to_json(a_sel) AS attempt
   FROM orders o
   JOIN LATERAL (SELECT ${ATTEMPT_COLUMNS} FROM attempts a WHERE a.order_id = o.id ORDER BY a.seq DESC LIMIT 1) a_sel ON true
@@ -75,7 +93,7 @@ export class StepsRepository {
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
   async current(orderId: string): Promise<CurrentStep | null> {
-    const { rows } = await this.pool.query<OrderRow & { attempt: Record<string, unknown> }>(CURRENT_STEP_SQL, [orderId]);
+    const { rows } = await this.pool.query<OrderRow & { attempt: Record<string, unknown> }>(prepared(CURRENT_STEP_SQL, [orderId]));
     return rows[0] ? splitAttempt(rows[0]) : null;
   }
 
@@ -86,6 +104,7 @@ export class StepsRepository {
    */
   async lease(orderId: string, stepSeq: number, owner: string, leaseMs: number): Promise<LeaseResult | null> {
     const { rows } = await this.pool.query<OrderRow & { attempt: Record<string, unknown>; previousState: AttemptState }>(
+      prepared(
       `WITH prev_attempt AS (
          SELECT a.request_id, a.state FROM attempts a WHERE a.order_id = $1 ORDER BY a.seq DESC LIMIT 1
        ), prev_order AS (
@@ -115,6 +134,7 @@ export class StepsRepository {
                        WHERE attempts.request_id = p.request_id AND NOT EXISTS (SELECT 1 FROM a)) a) x) AS attempt
        FROM o`,
       [orderId, stepSeq, owner, leaseMs, owner.split('/')[0]],
+      ),
     );
     const row = rows[0];
     if (!row) return null;
@@ -153,10 +173,12 @@ export class StepsRepository {
   /** Records what a poll learned about an attempt without moving the order (no write when nothing changed). */
   async notePartnerStatus(requestId: string, partnerStatus: string, startUnknownWindow = false): Promise<void> {
     await this.pool.query(
-      `UPDATE attempts SET partner_status = $2, updated_at = now(),
-              unknown_since = CASE WHEN $3 THEN COALESCE(unknown_since, now()) ELSE unknown_since END
-       WHERE request_id = $1`,
-      [requestId, partnerStatus, startUnknownWindow],
+      prepared(
+        `UPDATE attempts SET partner_status = $2, updated_at = now(),
+                unknown_since = CASE WHEN $3 THEN COALESCE(unknown_since, now()) ELSE unknown_since END
+         WHERE request_id = $1`,
+        [requestId, partnerStatus, startUnknownWindow],
+      ),
     );
   }
 
@@ -234,9 +256,11 @@ export class StepsRepository {
       );
     }
     const { rows } = await this.pool.query<{ step_seq: number; status: OrderStatus; card_stored: boolean; callbacks: string[] }>(
-      `WITH ${ctes.join(',\n')}
+      prepared(
+        `WITH ${ctes.join(',\n')}
        SELECT o.step_seq, o.status, ${cardSelect} AS card_stored, ARRAY(SELECT id::text FROM cb) AS callbacks FROM o`,
-      params,
+        params,
+      ),
     );
     const row = rows[0];
     return row
