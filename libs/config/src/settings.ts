@@ -62,10 +62,11 @@ const serviceObject = z.object({
     WORKER_CONCURRENCY: intSetting(32, 1, 1000),
     /**
      * BullMQ job lock: a live worker renews it every half period, so it bounds only how long a killed
-     * worker's job stays stuck (lock + stalled check interval) before another worker takes it.
+     * worker's job stays stuck (lock + stalled check interval, 8 s by default) before another worker takes it;
+     * with the lease (PARTNER_TIMEOUT_MS + 2 s) that keeps a killed worker's orders within 15 s of resuming.
      */
-    WORKER_LOCK_MS: timing(10_000, 500),
-    WORKER_STALLED_INTERVAL_MS: timing(5_000, 200),
+    WORKER_LOCK_MS: timing(5_000, 500),
+    WORKER_STALLED_INTERVAL_MS: timing(3_000, 200),
     CATALOG_REFRESH_INTERVAL_MS: timing(5 * 60_000, 1000),
     /** Freshness of the cached partner balance and inventories (API views, health probe, waiting checks). */
     PARTNER_CACHE_TTL_MS: timing(30_000, 0),

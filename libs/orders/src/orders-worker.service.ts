@@ -14,7 +14,7 @@ import { OrderSteps } from './order-steps.service';
  *
  * Lock and stall settings (WORKER_LOCK_MS, WORKER_STALLED_INTERVAL_MS): a live worker renews its lock
  * every lockDuration/2, so the lock can be short; a killed worker's job is back in the queue within
- * lock + stalled interval (~15 s by default), and the lease in Postgres (see timings.leaseMs) keeps its
+ * lock + stalled interval (~8 s by default), and the lease in Postgres (see timings.leaseMs) keeps its
  * successor from calling before the dead call's deadline has passed.
  */
 @Injectable()

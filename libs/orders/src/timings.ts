@@ -30,10 +30,13 @@ export function syncRetryDelay(t: StepTimings, alreadyRetrying: boolean): number
 }
 
 /**
- * Lease of a partner call: the call's own deadline plus a margin (up to 5 s) for the database writes
- * around it. A successor can only call once a dead caller's call has certainly ended.
+ * Lease of a partner call: the call's own deadline (an overall AbortSignal timeout, started right after
+ * the lease is taken) plus a margin (up to 2 s) for the database round trips around it. A successor can
+ * only call once a dead caller's call has certainly ended; a live caller that overruns its lease only
+ * loses the race to record (transitions are conditional on the step), it never calls twice at once.
+ * 10 s + 2 s keeps a killed worker's in-flight orders resuming within 15 s (docs/BENCHMARKS.md).
  */
-export const leaseMs = (t: StepTimings): number => t.PARTNER_TIMEOUT_MS + Math.min(5_000, t.PARTNER_TIMEOUT_MS);
+export const leaseMs = (t: StepTimings): number => t.PARTNER_TIMEOUT_MS + Math.min(2_000, t.PARTNER_TIMEOUT_MS);
 
 /** Whether the unknown-outcome window that started at `since` has run out. */
 export const windowExpired = (t: StepTimings, since: Date | null, now: number): boolean =>
