@@ -6,8 +6,9 @@ import { createOrder, insertOrder, startStack, waitForOrder, type Stack } from '
 describe('classification of sync pull answers', () => {
   let stack: Stack;
   beforeAll(async () => {
-    // A first-retry delay well apart from the interval, so the two are told apart even on a loaded machine.
-    stack = await startStack({ env: { UNKNOWN_OUTCOME_WINDOW_MS: '4000', SYNC_RETRY_FIRST_DELAY_MS: '1200' }, simEnv: { SIM_MODE: 'staging' } });
+    // A first-retry delay well apart from the interval, so the two are told apart even on a loaded machine;
+    // a window that leaves a hang (3 s at the partner, then "come back later" until it ends) room to finish.
+    stack = await startStack({ env: { UNKNOWN_OUTCOME_WINDOW_MS: '6000', SYNC_RETRY_FIRST_DELAY_MS: '1200' }, simEnv: { SIM_MODE: 'staging' } });
   });
   afterEach(() => stack.sim.control.clearFaults());
   afterAll(async () => {

@@ -22,6 +22,16 @@ export interface ScheduledStep {
   at: Date;
 }
 
+/**
+ * Polls of pull requests and funds/stock re-checks wait behind partner calls: BullMQ takes a job without a
+ * priority before any prioritized one. With thousands of async orders pending, their due polls would
+ * otherwise stand in line before every new sync order (whose caller may be waiting on ?wait=) and every
+ * async creation (docs/BENCHMARKS.md, scale). A poll that waits a little longer changes nothing: the pull
+ * request is still there, and the unknown-outcome window counts from the partner call, not from the poll.
+ */
+const BACKGROUND_STEPS: ReadonlySet<string> = new Set<OrderStep>(['async_poll', 'resume_check']);
+const BACKGROUND_PRIORITY = 10;
+
 /** At most this many steps in one Redis round trip (a batch is flushed earlier at the end of the event-loop turn). */
 const MAX_SCHEDULE_BATCH = 64;
 
@@ -113,6 +123,7 @@ export class OrderQueue {
       ...ORDER_JOB_OPTIONS,
       jobId: orderStepJobId(step.orderId, step.stepSeq),
       delay: Math.max(0, step.at.getTime() - Date.now()),
+      ...(BACKGROUND_STEPS.has(step.step) ? { priority: BACKGROUND_PRIORITY } : {}),
     };
   }
 }
