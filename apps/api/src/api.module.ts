@@ -6,7 +6,7 @@ import { DbModule } from '@cardpull/db';
 import { LoggerModule } from '@cardpull/logger';
 import { OrdersCoreModule } from '@cardpull/orders';
 import { PartnerModule } from '@cardpull/partner-client';
-import { ApiKeyGuard, ClientThrottlerGuard, HealthModule } from '@cardpull/platform';
+import { ApiKeyGuard, ClientThrottlerGuard, FixedWindowThrottlerStorage, HealthModule } from '@cardpull/platform';
 import { MetricsModule } from '@cardpull/platform/metrics';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { producerConnection } from '@cardpull/queue';
@@ -34,7 +34,10 @@ export class ApiModule {
         HealthModule,
         MetricsModule,
         AdminModule,
-        ThrottlerModule.forRoot([{ ttl: config.RATE_LIMIT_WINDOW_MS, limit: config.RATE_LIMIT_PER_CLIENT }]),
+        ThrottlerModule.forRoot({
+          throttlers: [{ ttl: config.RATE_LIMIT_WINDOW_MS, limit: config.RATE_LIMIT_PER_CLIENT }],
+          storage: new FixedWindowThrottlerStorage(),
+        }),
       ],
       controllers: [OrdersController, CatalogController],
       providers: [OrdersService, CatalogService, ApiKeyGuard, ClientThrottlerGuard],

@@ -5,3 +5,4 @@ export * from './http-app';
 export * from './preflight';
 export * from './auth/api-key.guard';
 export * from './auth/client-throttler.guard';
+export * from './auth/fixed-window-throttler.storage';

@@ -1,0 +1,67 @@
+import { CpuMeter, type CpuSample } from './cpu';
+import type { Figure, Log } from './report';
+import type { BenchStack } from './stack';
+
+/** Settings of `npm run bench` (environment, see docs/BENCHMARKS.md). */
+export interface BenchSettings {
+  /** BENCH_ROUNDS: repetitions of each timed run (medians are reported). */
+  rounds: number;
+  /** BENCH_INTAKE_SECONDS: length of one intake run. */
+  intakeSeconds: number;
+  /** BENCH_CONNECTIONS: concurrent connections of the intake load (and of its baseline). */
+  connections: number;
+  /** BENCH_E2E_ORDERS: sync orders per end-to-end run. */
+  e2eOrders: number;
+  /** BENCH_PENDING: async orders kept pending for the scale and FLUSHALL runs. */
+  pending: number;
+  /** BENCH_SKIP_BUILD: use dist/ as it is. */
+  skipBuild: boolean;
+}
+
+export function settingsFromEnv(env = process.env): BenchSettings {
+  const int = (name: string, def: number, min: number) => {
+    const raw = env[name]?.trim();
+    if (!raw) return def;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min) throw new Error(`${name}=${raw}: must be an integer >= ${min}`);
+    return n;
+  };
+  return {
+    rounds: int('BENCH_ROUNDS', 3, 1),
+    intakeSeconds: int('BENCH_INTAKE_SECONDS', 8, 2),
+    connections: int('BENCH_CONNECTIONS', 32, 1),
+    e2eOrders: int('BENCH_E2E_ORDERS', 2000, 100),
+    pending: int('BENCH_PENDING', 10_000, 100),
+    skipBuild: ['1', 'true', 'yes'].includes((env.BENCH_SKIP_BUILD ?? '').toLowerCase()),
+  };
+}
+
+export interface BenchContext {
+  stack: BenchStack;
+  settings: BenchSettings;
+  log: Log;
+  cpu: CpuMeter;
+  /** Per-bench extra measurements, written to the JSON report. */
+  details: Record<string, unknown>;
+}
+
+export type Bench = (ctx: BenchContext) => Promise<Figure[]>;
+
+/** Runs `fn` and answers its result with the cores each process group used meanwhile. */
+export async function withCpu<T>(cpu: CpuMeter, fn: (mark: () => void) => Promise<T>): Promise<{ result: T; cores: Record<string, number> }> {
+  let start: CpuSample = cpu.sample();
+  const result = await fn(() => (start = cpu.sample()));
+  return { result, cores: CpuMeter.cores(start, cpu.sample()) };
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Polls `check` every `everyMs` until it answers true; false after `timeoutMs`. */
+export async function until(check: () => Promise<boolean>, timeoutMs: number, everyMs = 250): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > deadline) return false;
+    await sleep(everyMs);
+  }
+}
