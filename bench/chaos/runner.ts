@@ -107,6 +107,9 @@ export async function runChaos(settings: ChaosSettings, opts: RunOptions = {}): 
     let nextKillAt = faultStart + nextKillDelay();
     const maxKills = settings.maxKills ?? Infinity;
     const killsWanted = killEveryMs > 0 && maxKills > 0;
+    // At least two kills (a second one while the first worker's orders are still recovering), fewer only
+    // when CHAOS_MAX_KILLS says so: the phase goes on past the last order sent until they have happened.
+    const killsRequired = killsWanted ? Math.min(2, maxKills) : 0;
     for (;;) {
       const third = load.sent >= settings.orders / 3;
       if (killsWanted && Date.now() >= nextKillAt && stack.kills.length < maxKills) {
@@ -131,7 +134,7 @@ export async function runChaos(settings: ChaosSettings, opts: RunOptions = {}): 
         load.done &&
         (!settings.flush || report.figures.flush) &&
         (!settings.postgresRestart || report.figures.postgresRestart) &&
-        (!killsWanted || stack.kills.length > 0);
+        stack.kills.length >= killsRequired;
       if (allHappened && !stack.restarting) break;
       await sleep(200);
     }
