@@ -99,7 +99,14 @@ export class BenchStack {
       API_KEYS: `bench:${this.apiKey}`,
       PARTNER_BASE_URL: this.sim.url,
       // BENCH_CPU_PROF=1: every API and worker process writes a V8 CPU profile on exit (for the hot paths).
-      ...(process.env.BENCH_CPU_PROF ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${join(this.reportDir, 'profiles')}` } : {}),
+      // BENCH_NODE_OPTIONS: more Node options for them (--trace-gc, --max-semi-space-size=..., ...).
+      ...(process.env.BENCH_CPU_PROF || process.env.BENCH_NODE_OPTIONS
+        ? {
+            NODE_OPTIONS: [process.env.BENCH_CPU_PROF ? `--cpu-prof --cpu-prof-dir=${join(this.reportDir, 'profiles')}` : '', process.env.BENCH_NODE_OPTIONS ?? '']
+              .join(' ')
+              .trim(),
+          }
+        : {}),
       ...overrides,
     };
   }
