@@ -39,6 +39,8 @@ export interface PartnerCallEvent {
   httpStatus?: number;
   /** The request ID the call carried (pulls), for the operations page. */
   requestId?: string;
+  /** A pull request's status in a successful answer of createPullRequest / getPullRequest. */
+  pullStatus?: string;
   durationMs: number;
 }
 
@@ -167,6 +169,7 @@ export class PartnerClient {
       ...('code' in outcome && outcome.code !== undefined ? { code: outcome.code } : {}),
       ...(outcome.kind !== 'success' ? { message: outcome.message } : {}),
       ...(requestId ? { requestId } : {}),
+      ...(outcome.kind === 'success' ? pullStatusOf(outcome.value) : {}),
     };
     this.opts.onCall?.(event);
     // Never log bodies (cards) nor headers (signature): the event carries what an operator needs.
@@ -185,6 +188,11 @@ async function readText(body: { text(): Promise<string>; dump?: () => Promise<vo
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+function pullStatusOf(value: unknown): { pullStatus?: string } {
+  const status = (value as { pull_request?: { status?: unknown } } | null)?.pull_request?.status;
+  return typeof status === 'string' ? { pullStatus: status } : {};
 }
 
 /** Without a request ID the partner makes one up, and the card could never be fetched again: refuse. */

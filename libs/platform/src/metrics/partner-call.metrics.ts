@@ -20,7 +20,8 @@ const label = (value: string | undefined): string => (value && /^[A-Za-z0-9_]{1,
  * - `same_id`: an unknown outcome of a pull creation (timeout, network, 5xx, 429, "come back later", ...) is
  *   retried with the same request ID; a 404 when polling an ID we created means "create it again, same ID".
  * - `new_attempt`: out_of_stock / not_enough_funds end the request ID; the order gets a new one when the
- *   stock or the funds allow (or fails at its deadline).
+ *   stock or the funds allow (or fails at its deadline); a pull request in status `error` ends its request
+ *   ID too, and the order gets a new one (up to ASYNC_MAX_ATTEMPTS).
  * Counted when the answer arrives, in the process that made the call (the worker).
  */
 @Injectable()
@@ -48,7 +49,7 @@ export class PartnerCallMetrics implements OnModuleInit {
     });
     this.retries = new Counter({
       name: `${METRIC_PREFIX}pull_retries_total`,
-      help: 'Partner answers that cause a retry of a pull: kind=same_id (unknown outcome, or a created ID the partner does not know: sent again with the same request ID), kind=new_attempt (out_of_stock / not_enough_funds: a new request ID later)',
+      help: 'Partner answers that cause a retry of a pull: kind=same_id (unknown outcome, or a created ID the partner does not know: sent again with the same request ID), kind=new_attempt (out_of_stock / not_enough_funds, or a pull request in status error: a new request ID)',
       labelNames: ['endpoint', 'kind'],
       registers: [registry],
     });
@@ -57,6 +58,7 @@ export class PartnerCallMetrics implements OnModuleInit {
       this.retries.inc({ endpoint, kind: 'new_attempt' }, 0);
     }
     this.retries.inc({ endpoint: 'getPullRequest', kind: 'same_id' }, 0);
+    this.retries.inc({ endpoint: 'getPullRequest', kind: 'new_attempt' }, 0);
   }
 
   onModuleInit(): void {
@@ -70,6 +72,9 @@ export class PartnerCallMetrics implements OnModuleInit {
     if (PULL_ENDPOINTS.includes(endpoint) && outcome === 'unknown') this.retries.inc({ endpoint, kind: 'same_id' });
     if (endpoint === 'getPullRequest' && outcome === 'not_found') this.retries.inc({ endpoint, kind: 'same_id' });
     if (PULL_ENDPOINTS.includes(endpoint) && outcome === 'definitive' && NEW_ATTEMPT_CODES.has(event.code ?? '')) {
+      this.retries.inc({ endpoint, kind: 'new_attempt' });
+    }
+    if ((endpoint === 'getPullRequest' || endpoint === 'createPullRequest') && outcome === 'success' && event.pullStatus === 'error') {
       this.retries.inc({ endpoint, kind: 'new_attempt' });
     }
   }
