@@ -8,23 +8,17 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { Pool } from 'pg';
 import { uuidv7 } from '@cardpull/orders/ids';
 import { ORDERS_QUEUE, ORDER_JOB_OPTIONS, orderStepJobId } from '@cardpull/queue/queues';
 import { producerConnection } from '@cardpull/queue/redis';
+import { barePool, env } from './env';
 
-const env = (name: string, def?: string) => {
-  const v = process.env[name] ?? def;
-  if (v === undefined) throw new Error(`${name} is required`);
-  return v;
-};
 const concurrency = Number(env('CONCURRENCY', '32'));
 const seconds = Number(env('SECONDS', '8'));
 const warmupSeconds = Number(env('WARMUP_SECONDS', '2'));
 const rate = Number(env('RATE', '0'));
 
-const pool = new Pool({ connectionString: env('DATABASE_URL'), max: Number(env('POOL_SIZE', '10')) });
-pool.on('error', () => undefined);
+const pool = barePool();
 const queue = new Queue(ORDERS_QUEUE, { connection: producerConnection(env('REDIS_URL')), prefix: env('REDIS_PREFIX', 'cardpull') });
 let redisErrors = 0;
 queue.on('error', (err) => {

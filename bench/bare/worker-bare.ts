@@ -8,23 +8,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Worker, type Job } from 'bullmq';
-import { Pool } from 'pg';
 import { LOCAL_DEFAULTS } from '@cardpull/config/defaults';
 import { PartnerClient } from '@cardpull/partner-client/partner-client';
 import { ORDERS_QUEUE, type OrderJobData } from '@cardpull/queue/queues';
 import { workerConnection } from '@cardpull/queue/redis';
 import { Vault, cardContext } from '@cardpull/vault/vault';
+import { barePool, env } from './env';
 
-const env = (name: string, def?: string) => {
-  const v = process.env[name] ?? def;
-  if (v === undefined) throw new Error(`${name} is required`);
-  return v;
-};
 const concurrency = Number(env('CONCURRENCY', '32'));
 const timeoutMs = Number(env('PARTNER_TIMEOUT_MS', '10000'));
 
-const pool = new Pool({ connectionString: env('DATABASE_URL'), max: Number(env('POOL_SIZE', '10')) });
-pool.on('error', () => undefined);
+const pool = barePool();
 const partner = new PartnerClient({
   baseUrl: env('PARTNER_BASE_URL'),
   apiKey: LOCAL_DEFAULTS.PARTNER_API_KEY,
