@@ -10,6 +10,9 @@ export interface AdminUser {
 
 const SCRYPT_PREFIX = 'scrypt$';
 
+/** An operator's user name (ADMIN_USERS, and `npm run admin:hash-password`). */
+export const ADMIN_USER_NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
+
 /** `npm run admin:hash-password`: the stored form of a password. */
 export function hashAdminPassword(password: string): string {
   const salt = randomBytes(16);
@@ -44,7 +47,7 @@ export function parseAdminUsers(raw: string, ctx: z.RefinementCtx): AdminUser[] 
     const role = parts.length >= 3 && (last === 'viewer' || last === 'admin') ? (parts.pop() as 'viewer' | 'admin') : 'admin';
     const [name, ...rest] = parts;
     const secret = rest.join(':');
-    if (!name || !/^[A-Za-z0-9_.@-]{1,64}$/.test(name)) fail('expected name:password or name:scrypt$salt$hash[:viewer]');
+    if (!name || !ADMIN_USER_NAME.test(name)) fail('expected name:password or name:scrypt$salt$hash[:viewer]');
     else if (secret.length < 4) fail(`the password of "${name}" must have at least 4 characters`);
     else if (secret.startsWith(SCRYPT_PREFIX) && secret.split('$').length !== 3) fail(`"${name}": malformed scrypt hash`);
     else if (users.some((u) => u.name === name)) fail(`user "${name}" is listed twice`);

@@ -49,6 +49,15 @@ export const hexKeySetting = (def: string) =>
     )
     .prefault(def);
 
+/** A non-negative decimal amount in currency units, at most 2 decimals (balances). */
+export const amountSetting = (def: string) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d{1,2})?$/, 'must be a non-negative amount with at most 2 decimals')
+    .transform(Number)
+    .prefault(def);
+
 export const textSetting = (def: string, max = 1000) =>
   z.string().trim().min(1, 'must not be empty').max(max, `must be at most ${max} characters`).prefault(def);
 

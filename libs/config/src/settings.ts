@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseSettings } from './config-error';
-import { boolSetting, enumSetting, hexKeySetting, intSetting, optionalUrlSetting, textSetting, urlSetting } from './parsers';
+import { amountSetting, boolSetting, enumSetting, hexKeySetting, intSetting, optionalUrlSetting, textSetting, urlSetting } from './parsers';
 import { parseApiKeys, type ApiClient } from './api-keys';
 import { parseEncryptionKeys, type EncryptionKey } from './encryption-keys';
 import { parseAdminUsers } from './admin-users';
@@ -71,12 +71,7 @@ const serviceObject = z.object({
     /** Freshness of the cached partner balance and inventories (API views, health probe, waiting checks). */
     PARTNER_CACHE_TTL_MS: timing(30_000, 0),
     /** Below this balance (currency units) a warning is logged, shown on the operations page and exported. */
-    LOW_BALANCE_THRESHOLD: z
-      .string()
-      .trim()
-      .regex(/^\d+(\.\d{1,2})?$/, 'must be a non-negative amount with at most 2 decimals')
-      .transform(Number)
-      .prefault('100'),
+    LOW_BALANCE_THRESHOLD: amountSetting('100'),
     BALANCE_WATCH_INTERVAL_MS: timing(60_000, 1000),
     /** Re-check of attempts left unknown (needs_attention orders): same request ID again, or GET the pull request. */
     RECONCILE_INTERVAL_MS: timing(15 * 60_000, 1000),
@@ -150,12 +145,7 @@ export const simSchema = z.object({
   /** How long a synchronous pull takes before the card is issued. */
   SIM_SYNC_DELAY_MS: intSetting(0, 0, 3_600_000),
   /** Starting balance, in currency units (the Balance resource's `amount`). */
-  SIM_INITIAL_BALANCE: z
-    .string()
-    .trim()
-    .regex(/^\d+(\.\d{1,2})?$/, 'must be a non-negative decimal amount with at most 2 decimals')
-    .transform(Number)
-    .prefault('1000000.00'),
+  SIM_INITIAL_BALANCE: amountSetting('1000000.00'),
   /** Base URL the partner's clients use to reach the simulator, if it differs from the address it listens on. */
   SIM_PUBLIC_BASE_URL: z
     .string()

@@ -1,6 +1,18 @@
 import { Global, Logger, Module } from '@nestjs/common';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
-import { PartnerClient, type PartnerCallEvent } from './partner-client';
+import { PartnerClient, type PartnerCallEvent, type PartnerClientOptions } from './partner-client';
+
+/** The partner client's address, credentials, signature form and timeout, from the service settings. */
+export function partnerClientOptions(c: ServiceConfig): PartnerClientOptions {
+  return {
+    baseUrl: c.PARTNER_BASE_URL,
+    apiKey: c.PARTNER_API_KEY,
+    identifier: c.PARTNER_IDENTIFIER,
+    sharedKeyHex: c.PARTNER_SHARED_KEY,
+    signatureForm: c.PARTNER_SIGNATURE_FORM,
+    timeoutMs: c.PARTNER_TIMEOUT_MS,
+  };
+}
 
 /** Listeners of partner calls (metrics): providers push into it, the client reports every call. */
 export class PartnerCallListeners {
@@ -23,12 +35,7 @@ export class PartnerCallListeners {
       useFactory: (c: ServiceConfig, listeners: PartnerCallListeners) => {
         const log = new Logger(PartnerClient.name);
         return new PartnerClient({
-          baseUrl: c.PARTNER_BASE_URL,
-          apiKey: c.PARTNER_API_KEY,
-          identifier: c.PARTNER_IDENTIFIER,
-          sharedKeyHex: c.PARTNER_SHARED_KEY,
-          signatureForm: c.PARTNER_SIGNATURE_FORM,
-          timeoutMs: c.PARTNER_TIMEOUT_MS,
+          ...partnerClientOptions(c),
           connections: Math.max(16, c.WORKER_CONCURRENCY),
           logger: { debug: (o, m) => log.debug(o, m), warn: (o, m) => log.warn(o, m) },
           onCall: (event) => listeners.emit(event),

@@ -34,5 +34,7 @@ export class ApiError extends HttpException {
     message: string,
   ) {
     super(envelope(httpStatus, code, message), httpStatus);
+    // HttpException would name the class here (the envelope has no top-level message): keep the words.
+    this.message = message;
   }
 }

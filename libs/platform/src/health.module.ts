@@ -9,6 +9,7 @@ import { PG_POOL } from '@cardpull/db';
 import { redisOptions } from '@cardpull/queue';
 import { PartnerStatus } from './partner/partner-status.service';
 import { PartnerStatusModule } from './partner/partner-status.module';
+import { withTimeout } from './timeout';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
@@ -81,7 +82,6 @@ export class DependencyIndicators {
 @Injectable()
 export class PartnerIndicator {
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly health: HealthIndicatorService,
     private readonly partner: PartnerStatus,
   ) {}
@@ -98,7 +98,7 @@ export class PartnerIndicator {
           balance: snap.data.balance.amount,
           balance_fetched_at: snap.fetchedAt.toISOString(),
           balance_stale: snap.stale,
-          low_balance: snap.data.balance.amount < this.config.LOW_BALANCE_THRESHOLD,
+          low_balance: this.partner.isLow(reading),
         }
       : { balance: null };
     if (circuit?.state === 'open') {
@@ -123,10 +123,6 @@ export class PartnerIndicator {
     }
     return check.up({ circuit: circuitState, reachable: true, ...balance });
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms).unref())]);
 }
 
 /** Health routes: no API key (probes from the orchestrator, internal network), no secret in the answers. */

@@ -5,7 +5,6 @@ import type { JobsOptions } from 'bullmq';
  * state (habit 1): a handler reads the order row and decides from it.
  */
 export const ORDERS_QUEUE = 'orders';
-export const MAINTENANCE_QUEUE = 'maintenance';
 
 /** Order steps: the job name is the order's `next_step` when it was scheduled. */
 export const ORDER_JOBS = ['sync_call', 'async_create', 'async_poll', 'resume_check'] as const;
@@ -16,9 +15,6 @@ export interface OrderJobData {
   /** The order's step_seq when the job was scheduled; a job for an older step finds nothing to do. */
   stepSeq: number;
 }
-
-export const MAINTENANCE_JOBS = ['sweep', 'catalog_refresh', 'circuit_probe'] as const;
-export type MaintenanceJobName = (typeof MAINTENANCE_JOBS)[number];
 
 /**
  * Fixed job id per order step (habit 8): enqueueing the same step twice (intake, then the sweeper) is a
@@ -36,12 +32,6 @@ export const ORDER_JOB_OPTIONS: JobsOptions = {
   backoff: { type: 'exponential', delay: 1_000 },
   removeOnComplete: { age: 3_600, count: 5_000 },
   removeOnFail: true,
-};
-
-export const MAINTENANCE_JOB_OPTIONS: JobsOptions = {
-  attempts: 1,
-  removeOnComplete: { count: 100 },
-  removeOnFail: { count: 100 },
 };
 
 /** Caller callbacks (outbox deliveries). */

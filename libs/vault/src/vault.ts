@@ -48,10 +48,6 @@ export class Vault {
     decipher.setAuthTag(tag);
     return Buffer.concat([decipher.update(blob.subarray(1 + NONCE_BYTES, blob.length - TAG_BYTES)), decipher.final()]).toString('utf8');
   }
-
-  hasKey(keyId: string): boolean {
-    return this.keys.has(keyId);
-  }
 }
 
 /** AAD of a card's fields. */

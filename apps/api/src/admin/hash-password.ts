@@ -7,15 +7,14 @@
  *   $ npm run admin:hash-password -- alice
  *   ADMIN_USERS entry: alice:scrypt$...$...
  */
-import { hashAdminPassword } from '@cardpull/config';
+import { ADMIN_USER_NAME, hashAdminPassword } from '@cardpull/config';
 
 const MIN_LENGTH = 8;
-const NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
 
 /** The ADMIN_USERS entry (or just the hash without a name); throws with a message for bad input. */
 export function adminUserEntry(password: string, name?: string, role?: string): string {
   if (password.length < MIN_LENGTH) throw new Error(`the password must have at least ${MIN_LENGTH} characters`);
-  if (name !== undefined && !NAME.test(name)) throw new Error('the user name may use letters, digits, "_", ".", "@" and "-" (at most 64)');
+  if (name !== undefined && !ADMIN_USER_NAME.test(name)) throw new Error('the user name may use letters, digits, "_", ".", "@" and "-" (at most 64)');
   if (role !== undefined && role !== 'viewer' && role !== 'admin') throw new Error('the role is "admin" (the default) or "viewer"');
   const hash = hashAdminPassword(password);
   if (name === undefined) return hash;

@@ -92,6 +92,9 @@ export function parseWait(value: unknown): number {
   return Number(value);
 }
 
+/** A UUID as Postgres reads one: anything else would make the query fail (a 500) instead of "not found". */
+export const isUuid = (value: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
+
 /** Orders are JSON: a body of any other type is refused before it is read as one. */
 export function requireJson(contentType: unknown): void {
   if (typeof contentType !== 'string' || !/^application\/json\s*(;|$)/i.test(contentType)) {

@@ -4,13 +4,13 @@ import { ORDER_STATUSES, OrdersRepository, toOrderView } from '@cardpull/orders'
 import { ApiError, ApiKeyGuard, ClientThrottlerGuard, type AuthedRequest, RequireScope } from '@cardpull/platform';
 import { Vault } from '@cardpull/vault';
 import { CreateOrderDocs, GetOrderDocs, ListOrdersDocs, OrdersDocs } from '../docs/orders.docs';
-import { parseCreateOrder, parseIdempotencyKey, parseWait, requireJson } from './order-input';
+import { isUuid, parseCreateOrder, parseIdempotencyKey, parseWait, requireJson } from './order-input';
 import { OrdersService } from './orders.service';
 
 const cursorOf = (id: string) => Buffer.from(id, 'utf8').toString('base64url');
 const idOfCursor = (cursor: string) => {
   const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!/^[0-9a-f-]{36}$/i.test(id)) throw new ApiError(400, 'invalid_request', 'cursor is not one this API returned');
+  if (!isUuid(id)) throw new ApiError(400, 'invalid_request', 'cursor is not one this API returned');
   return id;
 };
 

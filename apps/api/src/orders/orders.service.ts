@@ -5,7 +5,7 @@ import { OrderQueue, OrdersRepository, TERMINAL_STATUSES, requestHash, type Orde
 import { checkAmount } from '@cardpull/partner-client';
 import { ApiError } from '@cardpull/platform';
 import { CatalogService } from '../catalog/catalog.service';
-import type { CreateOrderInput } from './order-input';
+import { isUuid, type CreateOrderInput } from './order-input';
 
 export type IntakeResult = { created: boolean; detail: OrderDetail };
 
@@ -76,7 +76,7 @@ export class OrdersService {
   }
 
   async get(orderId: string, client: string): Promise<OrderDetail> {
-    const detail = /^[0-9a-f-]{36}$/i.test(orderId) ? await this.repo.detail(orderId, client) : null;
+    const detail = isUuid(orderId) ? await this.repo.detail(orderId, client) : null;
     if (!detail) throw new ApiError(404, 'order_not_found', `No order ${orderId}`);
     return detail;
   }

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { loadOrExit, loadServiceConfig } from '@cardpull/config';
 import { createPgPool } from '@cardpull/db';
 import { reconciliationReport, toCsv } from '@cardpull/orders';
-import { PartnerClient } from '@cardpull/partner-client';
+import { PartnerClient, partnerClientOptions } from '@cardpull/partner-client';
 
 const USAGE = `usage: npm run reconcile:report -- [--from 2026-11-01] [--to 2026-11-23] [--format json|csv] [--verify]
   Lists every order created in [from, to) (default: the last 24 hours) with its request IDs, the partner's
@@ -22,20 +22,11 @@ async function main(): Promise<void> {
   }
   const config = loadOrExit(() => loadServiceConfig());
   const pool = createPgPool(config.DATABASE_URL, 2);
-  const partner = values.verify
-    ? new PartnerClient({
-        baseUrl: config.PARTNER_BASE_URL,
-        apiKey: config.PARTNER_API_KEY,
-        identifier: config.PARTNER_IDENTIFIER,
-        sharedKeyHex: config.PARTNER_SHARED_KEY,
-        signatureForm: config.PARTNER_SIGNATURE_FORM,
-        timeoutMs: config.PARTNER_TIMEOUT_MS,
-      })
-    : undefined;
+  const partner = values.verify ? new PartnerClient(partnerClientOptions(config)) : undefined;
   try {
     const rows = await reconciliationReport(pool, from, to, partner);
-    process.stdout.write(values.format === 'csv' ? toCsv(rows) : `${JSON.stringify({ from, to, orders: rows.length, flagged: rows.filter((r) => r.flags.length).length, rows }, null, 2)}\n`);
     const flagged = rows.filter((r) => r.flags.length).length;
+    process.stdout.write(values.format === 'csv' ? toCsv(rows) : `${JSON.stringify({ from, to, orders: rows.length, flagged, rows }, null, 2)}\n`);
     process.stderr.write(`${rows.length} order(s), ${flagged} flagged\n`);
     if (flagged) process.exitCode = 2;
   } finally {

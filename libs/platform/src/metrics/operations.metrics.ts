@@ -8,6 +8,7 @@ import { CallbackQueue } from '@cardpull/orders/callbacks/callback-queue.service
 import { OrderQueue } from '@cardpull/orders/order-queue.service';
 import { ORDER_STATUSES } from '@cardpull/orders/order.types';
 import { PartnerStatus } from '../partner/partner-status.service';
+import { withTimeout } from '../timeout';
 import { METRICS_REGISTRY, METRIC_PREFIX } from './metrics-registry';
 
 /** Scrapes within this window share one read of Postgres and Redis. */
@@ -206,23 +207,14 @@ export class OperationsMetrics implements OnModuleInit {
 
   /** One source of the snapshot, bounded in time; null (and one warning per minute) when it fails. */
   private async source<T>(what: string, read: () => Promise<T>): Promise<T | null> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${SOURCE_TIMEOUT_MS} ms`)), SOURCE_TIMEOUT_MS);
-      timer.unref();
-    });
-    const reading = read();
-    reading.catch(() => undefined);
     try {
-      return await Promise.race([reading, timeout]);
+      return await withTimeout(read(), SOURCE_TIMEOUT_MS);
     } catch (error) {
       if (Date.now() - this.lastWarnAt > 60_000) {
         this.lastWarnAt = Date.now();
         this.log.warn({ err: (error as Error).message }, `metrics: could not read the ${what}; its gauges are left out of this scrape`);
       }
       return null;
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

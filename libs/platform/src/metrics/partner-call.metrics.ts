@@ -53,12 +53,9 @@ export class PartnerCallMetrics implements OnModuleInit {
       labelNames: ['endpoint', 'kind'],
       registers: [registry],
     });
-    for (const endpoint of PULL_ENDPOINTS) {
-      this.retries.inc({ endpoint, kind: 'same_id' }, 0);
-      this.retries.inc({ endpoint, kind: 'new_attempt' }, 0);
+    for (const endpoint of [...PULL_ENDPOINTS, 'getPullRequest']) {
+      for (const kind of ['same_id', 'new_attempt']) this.retries.inc({ endpoint, kind }, 0);
     }
-    this.retries.inc({ endpoint: 'getPullRequest', kind: 'same_id' }, 0);
-    this.retries.inc({ endpoint: 'getPullRequest', kind: 'new_attempt' }, 0);
   }
 
   onModuleInit(): void {

@@ -5,6 +5,7 @@ import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { PartnerCircuit, type CircuitState } from '@cardpull/orders/circuit.service';
 import { PartnerSnapshots, type Snapshot } from '@cardpull/orders/partner-watch';
 import type { Balance } from '@cardpull/partner-client';
+import { withTimeout } from '../timeout';
 
 /** How long a probe or a scrape waits for a balance refresh before answering with what it already knows. */
 export const PARTNER_READ_WAIT_MS = 1_500;
@@ -54,14 +55,8 @@ export class PartnerStatus {
       this.lastRefreshStartedAt = Date.now();
       this.refreshing = this.refresh().finally(() => (this.refreshing = undefined));
     }
-    if (this.refreshing) {
-      let timer: NodeJS.Timeout | undefined;
-      const gaveUp = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, waitMs);
-        timer.unref();
-      });
-      await Promise.race([this.refreshing, gaveUp]).finally(() => clearTimeout(timer));
-    }
+    // refresh() never rejects: only the wait can run out, and then the previous reading is the answer.
+    if (this.refreshing) await withTimeout(this.refreshing, waitMs).catch(() => undefined);
     return this.reading;
   }
 

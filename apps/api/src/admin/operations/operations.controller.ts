@@ -5,13 +5,13 @@ import { ApiError } from '@cardpull/platform';
 import { field, sendPage, Session } from '../admin-http';
 import { ADMIN_HOME } from '../auth/admin-guard';
 import { AdminSessions, type AdminRequest, type AdminSession } from '../auth/admin-sessions.service';
+import { isUuid } from '../../orders/order-input';
 import { OrderActions } from '../orders/order-actions.service';
 import { OrderInspector } from '../orders/order-inspector.service';
 import { operationsView, searchView } from '../views/operations.view';
 import { notFoundView, orderView } from '../views/order.view';
 import { OperationsService } from './operations.service';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_REASON = 500;
 
 /** The operations page, search, the order page and the two actions on needs_attention orders. */
@@ -63,13 +63,13 @@ export class OperationsController {
     if (!this.sessions.csrfValid(session, field(body, 'csrf'))) {
       throw new ApiError(403, 'csrf_token_invalid', 'Missing or wrong CSRF token: reload the page and try again');
     }
-    const back = field(body, 'back') === ADMIN_HOME || !UUID.test(id) ? ADMIN_HOME : `/admin/orders/${id}`;
+    const back = field(body, 'back') === ADMIN_HOME || !isUuid(id) ? ADMIN_HOME : `/admin/orders/${id}`;
     const reason = field(body, 'reason').trim().slice(0, MAX_REASON);
     const done = (kind: 'ok' | 'error', message: string) => {
       this.sessions.setFlash(req, reply, { kind, message });
       return reply.redirect(back, 303);
     };
-    if (!UUID.test(id)) return done('error', `No order ${id}`);
+    if (!isUuid(id)) return done('error', `No order ${id}`);
     if (action === 'mark-failed' && !reason) return done('error', `Order ${id} was not changed: a reason is required to mark it failed`);
     try {
       if (action === 'redrive') {
@@ -80,7 +80,7 @@ export class OperationsController {
       return done('ok', `Order ${id} marked failed`);
     } catch (error) {
       // 404 no such order, 409 not needs_attention any more or changed meanwhile: tell the operator.
-      if (error instanceof ApiError) return done('error', (error.getResponse() as { errors: { message: string }[] }).errors[0]?.message ?? error.message);
+      if (error instanceof ApiError) return done('error', error.message);
       throw error;
     }
   }

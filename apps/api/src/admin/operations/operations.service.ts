@@ -41,7 +41,8 @@ export interface OperationsModel {
   plainPasswords: boolean;
 }
 
-const SUMMARY_COLUMNS = `o.id, o.status, o.client, o.mode, o.gift_card_code AS "giftCardCode", o.amount, o.created_at AS "createdAt", o.updated_at AS "updatedAt"`;
+/** The columns of an OrderSummary, from `orders o` (the operations page and the search). */
+export const SUMMARY_COLUMNS = `o.id, o.status, o.client, o.mode, o.gift_card_code AS "giftCardCode", o.amount, o.created_at AS "createdAt", o.updated_at AS "updatedAt"`;
 
 /** The operations page's view model: order counts, the needs_attention queue, recent orders, the partner panel. */
 @Injectable()

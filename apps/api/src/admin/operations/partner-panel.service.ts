@@ -3,6 +3,7 @@ import { ModuleRef } from '@nestjs/core';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { PartnerCircuit, PartnerErrors, PartnerSnapshots, type CircuitState, type Snapshot } from '@cardpull/orders';
 import type { Inventory } from '@cardpull/partner-client';
+import { TimeoutError, withTimeout } from '@cardpull/platform';
 import { CatalogService } from '../../catalog/catalog.service';
 
 /** The page never waits longer than this for the partner; a slow answer still fills the cache for later. */
@@ -19,15 +20,12 @@ export interface PartnerPanelModel {
   errors: Awaited<ReturnType<PartnerErrors['recent']>>;
 }
 
-async function bounded<T>(work: Promise<T>): Promise<T | 'timeout'> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), PARTNER_WAIT_MS)));
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
+/** A snapshot, or why it is missing: the partner was slow (TimeoutError), it failed, or nothing is cached yet. */
+const bounded = <T>(work: Promise<T>): Promise<T | Error> => withTimeout(work, PARTNER_WAIT_MS).catch((e: Error) => e);
 
 /** Why a snapshot could not be shown, in words an operator can act on. */
 function unavailable(result: unknown): string | null {
-  if (result === 'timeout') return 'the partner is slow to answer; reload in a moment';
+  if (result instanceof TimeoutError) return 'the partner is slow to answer; reload in a moment';
   if (result instanceof Error) return `could not be read: ${result.message}`;
   if (result === null) return 'the partner did not answer and nothing is cached yet';
   return null;
@@ -71,7 +69,7 @@ export class PartnerPanel {
   }
 
   private async balance(): Promise<PartnerPanelModel['balance']> {
-    const snap = await bounded(this.snapshots.balance()).catch((e: Error) => e);
+    const snap = await bounded(this.snapshots.balance());
     const why = unavailable(snap);
     if (why) return { error: why };
     const { data, fetchedAt, stale } = snap as Snapshot<{ balance: { amount: number } }>;
@@ -79,7 +77,7 @@ export class PartnerPanel {
   }
 
   private async inventory(code: string, name: string): Promise<PartnerPanelModel['inventories'][number]> {
-    const snap = await bounded(this.snapshots.inventory(code)).catch((e: Error) => e);
+    const snap = await bounded(this.snapshots.inventory(code));
     const why = unavailable(snap);
     if (why) return { code, name, error: why };
     const { data, fetchedAt, stale } = snap as Snapshot<Inventory>;

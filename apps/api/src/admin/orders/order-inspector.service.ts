@@ -13,9 +13,9 @@ import {
   type OrderView,
 } from '@cardpull/orders';
 import { Vault } from '@cardpull/vault';
-import type { OrderSummary } from '../operations/operations.service';
+import { isUuid } from '../../orders/order-input';
+import { SUMMARY_COLUMNS, type OrderSummary } from '../operations/operations.service';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SEARCH_LIMIT = 50;
 const TIMELINE_LIMIT = 1_000;
 
@@ -73,8 +73,7 @@ export class OrderInspector {
     if (!q || q.length > 200) return [];
     const clients = [...new Set(this.config.API_KEYS.map((k) => k.client))];
     const { rows } = await this.pool.query<SearchHit>(
-      `SELECT o.id, o.status, o.client, o.mode, o.gift_card_code AS "giftCardCode", o.amount, o.created_at AS "createdAt",
-              o.updated_at AS "updatedAt", string_agg(DISTINCT m.matched, ', ') AS matched
+      `SELECT ${SUMMARY_COLUMNS}, string_agg(DISTINCT m.matched, ', ') AS matched
        FROM (
          SELECT id, 'order id' AS matched FROM orders WHERE $2::uuid IS NOT NULL AND id = $2::uuid
          UNION ALL SELECT order_id, 'partner request ID' FROM attempts WHERE request_id = $1
@@ -83,13 +82,13 @@ export class OrderInspector {
          UNION ALL (SELECT id, 'gift card code' FROM orders WHERE gift_card_code = $1 ORDER BY id DESC LIMIT $4)
        ) m JOIN orders o ON o.id = m.id
        GROUP BY o.id ORDER BY o.id DESC LIMIT $4`,
-      [q, UUID.test(q) ? q : null, clients, SEARCH_LIMIT],
+      [q, isUuid(q) ? q : null, clients, SEARCH_LIMIT],
     );
     return rows;
   }
 
   async page(orderId: string): Promise<OrderPageModel | null> {
-    if (!UUID.test(orderId)) return null;
+    if (!isUuid(orderId)) return null;
     const detail = await this.orders.detail(orderId);
     if (!detail) return null;
     const [timeline, callbacks] = await Promise.all([this.timeline(orderId), this.callbacks.forOrder(orderId)]);
