@@ -3,6 +3,8 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import type { OrderStep } from '@cardpull/db';
 import { ORDERS_QUEUE, ORDER_JOB_OPTIONS, orderStepJobId, type OrderJobData } from '@cardpull/queue';
+import { liveJobIds } from './queue-repair';
+import { TurnBatch } from './turn-batch';
 
 const ENQUEUE_TIMEOUT_MS = 1_000;
 
@@ -50,8 +52,7 @@ interface Waiting {
 export class OrderQueue {
   private readonly log = new Logger(OrderQueue.name);
   private lastRedisError = 0;
-  private batch: Waiting[] = [];
-  private flushScheduled = false;
+  private readonly batch = new TurnBatch<Waiting>(MAX_SCHEDULE_BATCH, (waiting) => void this.flush(waiting));
 
   constructor(@InjectQueue(ORDERS_QUEUE) readonly queue: Queue<OrderJobData>) {
     // Without a listener BullMQ prints every reconnection error; one warning per 10 s says enough.
@@ -63,23 +64,10 @@ export class OrderQueue {
   }
 
   schedule(step: ScheduledStep): Promise<boolean> {
-    return new Promise<boolean>((done) => {
-      this.batch.push({ step, done });
-      if (this.batch.length >= MAX_SCHEDULE_BATCH) void this.flush();
-      else if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => {
-          this.flushScheduled = false;
-          void this.flush();
-        });
-      }
-    });
+    return new Promise<boolean>((done) => this.batch.push({ step, done }));
   }
 
-  private async flush(): Promise<void> {
-    const batch = this.batch;
-    this.batch = [];
-    if (!batch.length) return;
+  private async flush(batch: Waiting[]): Promise<void> {
     try {
       // BullMQ waits for its connection before adding: bound the wait so an API whose Redis is down still
       // answers quickly (the add may still land later; the fixed job id makes that harmless).
@@ -102,16 +90,13 @@ export class OrderQueue {
   async scheduleMany(steps: ScheduledStep[]): Promise<void> {
     for (let i = 0; i < steps.length; i += 500) {
       const chunk = steps.slice(i, i + 500);
-      await this.queue.addBulk(
-        chunk.map((s) => ({ name: s.step, data: { orderId: s.orderId, stepSeq: s.stepSeq }, opts: this.options(s) })),
-      );
+      await this.queue.addBulk(chunk.map((s) => ({ name: s.step, data: this.data(s), opts: this.options(s) })));
     }
   }
 
-  /** Ids of every job that will still run: waiting (also while paused), delayed, active or prioritized. */
-  async liveJobIds(): Promise<Set<string>> {
-    const ids = await this.queue.getRanges(['active', 'wait', 'delayed', 'prioritized', 'waiting-children'], 0, -1);
-    return new Set(ids);
+  /** Ids of every job that will still run (see queue-repair.ts). */
+  liveJobIds(): Promise<Set<string>> {
+    return liveJobIds(this.queue);
   }
 
   private data(step: ScheduledStep): OrderJobData {

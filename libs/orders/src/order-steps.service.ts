@@ -158,20 +158,19 @@ export class OrderSteps {
    * unknown outcome, counted from that call (invariant 2: same ID; sync waits the first-retry delay).
    */
   private async interrupted(order: OrderRow, attempt: AttemptRow, next: OrderStep): Promise<StepResult> {
-    const recorded = await this.outcomes.unknown(
-      order,
-      attempt,
-      { reason: 'interrupted', message: 'the worker that made the call stopped before recording its answer' },
-      next,
-      attempt.lastSentAt ?? new Date(),
-    );
+    const error = { reason: 'interrupted', message: 'the worker that made the call stopped before recording its answer' };
+    const since = attempt.lastSentAt ?? new Date();
+    const recorded = await this.outcomes.unknown(order, attempt, error, next, since);
     if (next !== 'async_poll' || recorded.kind !== 'next') return recorded;
     // An interrupted creation was sent a whole lease ago (PARTNER_TIMEOUT_MS and more), so its first poll
     // (ASYNC_POLL_FIRST_DELAY_MS after the creation) is overdue: poll now, in this job, instead of one more
-    // delay after the takeover. A poll needs no lease (a GET changes nothing at the partner).
-    const current = await this.steps.current(order.id);
-    if (!current || current.order.stepSeq !== recorded.stepSeq || current.order.nextStep !== 'async_poll') return recorded;
-    const polled = await this.asyncPoll(current.order, current.attempt);
+    // delay after the takeover. A poll needs no lease (a GET changes nothing at the partner). The rows are
+    // as the transition just wrote them; should the order move on meanwhile, the poll's own transition is
+    // refused by its step guard.
+    const polled = await this.asyncPoll(
+      { ...order, stepSeq: recorded.stepSeq, nextStep: 'async_poll', nextStepAt: recorded.at, leaseOwner: null, leaseExpiresAt: null },
+      { ...attempt, state: 'unknown', errorCode: error.reason, errorMessage: error.message, unknownSince: attempt.unknownSince ?? since },
+    );
     // Still pending: this job was the creation's; the poll step's own job comes at the next poll time.
     return polled.kind === 'delay' ? { ...recorded, at: polled.until } : polled;
   }

@@ -36,7 +36,7 @@ export interface OrderView {
 }
 
 /** Everything but the last four characters, so a support agent can match a card without seeing it. */
-export const mask = (secret: string): string => (secret.length <= 4 ? '****' : `${'*'.repeat(secret.length - 4)}${secret.slice(-4)}`);
+const mask = (secret: string): string => (secret.length <= 4 ? '****' : `${'*'.repeat(secret.length - 4)}${secret.slice(-4)}`);
 
 /**
  * The Order resource of the internal API. Code and PIN are decrypted only for callers with cards:read

@@ -71,8 +71,4 @@ export class OrdersWorker implements OnApplicationBootstrap, BeforeApplicationSh
     this.log.log('orders worker: finishing in-flight jobs');
     await this.worker.close();
   }
-
-  get bullWorker(): Worker<OrderJobData> | undefined {
-    return this.worker;
-  }
 }

@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PG_POOL, type OrderStatus, type PullMode } from '@cardpull/db';
 import { newRequestId, uuidv7 } from './ids';
-import { prepared } from './steps.repository';
+import { prepared } from './prepared';
+import { TurnBatch } from './turn-batch';
 import {
   ATTEMPT_COLUMNS,
   CARD_COLUMNS,
@@ -75,7 +76,8 @@ interface IntakeItem {
   id: string;
   requestId: string;
   input: NewOrder;
-  done: (row: OrderRow | null, error?: unknown) => void;
+  resolve: (row: OrderRow | null) => void;
+  reject: (error: unknown) => void;
 }
 
 /**
@@ -90,53 +92,33 @@ interface IntakeItem {
  */
 @Injectable()
 export class OrdersRepository {
-  private batch: IntakeItem[] = [];
-  private flushScheduled = false;
+  /** The orders that arrived in this turn of the event loop go together at its end (or at once when the batch is full). */
+  private readonly intake = new TurnBatch<IntakeItem>(MAX_INTAKE_BATCH, (batch) => void this.insertEach(batch));
 
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
   async create(input: NewOrder): Promise<CreateResult> {
     const id = uuidv7();
     const requestId = newRequestId();
-    const row = await new Promise<OrderRow | null>((resolve, reject) => {
-      this.batch.push({ id, requestId, input, done: (r, error) => (error === undefined ? resolve(r) : reject(error)) });
-      this.scheduleFlush();
-    });
+    const row = await new Promise<OrderRow | null>((resolve, reject) => this.intake.push({ id, requestId, input, resolve, reject }));
     if (row) return { kind: 'created', order: row, requestId };
     const existing = await this.findByKey(input.client, input.idempotencyKey);
     if (!existing) throw new Error('order vanished between insert conflict and read'); // deletes do not happen
     return existing.requestHash === input.requestHash ? { kind: 'replay', order: existing } : { kind: 'conflict', order: existing };
   }
 
-  /** The orders that arrived in this turn of the event loop go together at its end (or at once when the batch is full). */
-  private scheduleFlush(): void {
-    if (this.batch.length >= MAX_INTAKE_BATCH) return this.flush();
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    setImmediate(() => {
-      this.flushScheduled = false;
-      this.flush();
-    });
-  }
-
-  private flush(): void {
-    const batch = this.batch;
-    this.batch = [];
-    if (batch.length) void this.insertEach(batch);
-  }
-
   /** One statement for the batch; if it fails, each order alone, so one bad order never fails the others. */
   private async insertEach(batch: IntakeItem[]): Promise<void> {
     try {
       const rows = await this.insert(batch);
-      for (const item of batch) item.done(rows.get(item.id) ?? null);
+      for (const item of batch) item.resolve(rows.get(item.id) ?? null);
     } catch (error) {
-      if (batch.length === 1) return batch[0]!.done(null, error ?? new Error('intake failed'));
+      if (batch.length === 1) return batch[0]!.reject(error);
       await Promise.all(
         batch.map((item) =>
           this.insert([item]).then(
-            (rows) => item.done(rows.get(item.id) ?? null),
-            (e: unknown) => item.done(null, e ?? new Error('intake failed')),
+            (rows) => item.resolve(rows.get(item.id) ?? null),
+            (e: unknown) => item.reject(e),
           ),
         ),
       );

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import type { Pool, QueryConfig } from 'pg';
+import type { Pool } from 'pg';
 import { PG_POOL, type AttemptState, type OrderStatus, type OrderStep, type PullMode } from '@cardpull/db';
 import { ATTEMPT_COLUMNS, ORDER_COLUMNS, type AttemptRow, type CardRow, type OrderRow } from './order.types';
+import { prepared } from './prepared';
 
 export interface CurrentStep {
   order: OrderRow;
@@ -60,23 +60,6 @@ export interface TransitionResult {
 export interface LeaseResult extends CurrentStep {
   /** The attempt's state before this lease: 'sent' means an earlier call's outcome was never recorded. */
   previousState: AttemptState;
-}
-
-const statementNames = new Map<string, string>();
-
-/**
- * A hot statement as a named prepared statement: each pooled connection parses and plans it once, then
- * only binds and executes it. These CTEs cost Postgres more to plan than to run (EXPLAIN ANALYZE of the
- * lease: 0.43 ms planning, 0.29 ms execution; docs/BENCHMARKS.md). The name is derived from the text, so every distinct text
- * (a transition's shape) gets its own statement, and a name never stands for two texts.
- */
-export function prepared(text: string, values: unknown[]): QueryConfig {
-  let name = statementNames.get(text);
-  if (!name) {
-    name = `cp-${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
-    statementNames.set(text, name);
-  }
-  return { name, text, values };
 }
 
 const CURRENT_STEP_SQL = `SELECT ${ORDER_COLUMNS}, row_to_json(a_sel) AS attempt

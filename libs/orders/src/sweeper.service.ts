@@ -1,13 +1,14 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
-import { PG_POOL, type OrderStep } from '@cardpull/db';
+import { PG_POOL, withTransaction, type OrderStep } from '@cardpull/db';
 import { callbackJobId, orderStepJobId } from '@cardpull/queue';
 import { PartnerCircuit } from './circuit.service';
 import { CallbackQueue } from './callbacks/callback-queue.service';
 import { CallbacksRepository } from './callbacks/callbacks.repository';
 import { OrderQueue, type ScheduledStep } from './order-queue.service';
 import { Periodic } from './periodic';
+import { removeLeftovers } from './queue-repair';
 
 /** Any constant: the advisory lock that lets one worker at a time sweep. */
 const SWEEP_LOCK = 4_242_001;
@@ -51,15 +52,11 @@ export class Sweeper implements OnApplicationBootstrap, BeforeApplicationShutdow
     return this.periodic.run();
   }
 
-  private async doSweep(): Promise<SweepReport> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+  private doSweep(): Promise<SweepReport> {
+    // The advisory lock lives as long as this transaction: one worker at a time sweeps.
+    return withTransaction(this.pool, async (client) => {
       const { rows: lock } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [SWEEP_LOCK]);
-      if (!lock[0]?.ok) {
-        await client.query('ROLLBACK');
-        return { swept: false, pending: 0, enqueued: 0 };
-      }
+      if (!lock[0]?.ok) return { swept: false, pending: 0, enqueued: 0 };
       const { rows } = await client.query<{ id: string; step_seq: number; next_step: OrderStep; next_step_at: Date }>(
         'SELECT id, step_seq, next_step, next_step_at FROM orders WHERE next_step IS NOT NULL',
       );
@@ -72,14 +69,14 @@ export class Sweeper implements OnApplicationBootstrap, BeforeApplicationShutdow
         .map((r) => ({ orderId: r.id, stepSeq: r.step_seq, step: r.next_step, at: r.next_step_at }));
       // A job id that is not live may still have its hash (a list lost without it, a finished job kept):
       // BullMQ would take the re-add for a duplicate and drop it. Remove the leftover first.
-      for (const m of missing) await this.queue.queue.remove(orderStepJobId(m.orderId, m.stepSeq)).catch(() => 0);
+      await removeLeftovers(this.queue.queue, missing.map((m) => orderStepJobId(m.orderId, m.stepSeq)));
       if (missing.length) await this.queue.scheduleMany(missing);
-      // The callback outbox the same way: every pending event has a delivery job.
-      const [pendingCallbacks, liveCallbacks] = [await this.callbacks.pending(), await this.callbackQueue.liveJobIds()];
+      // The callback outbox the same way (Postgres first, then Redis): every pending event has a delivery job.
+      const pendingCallbacks = await this.callbacks.pending();
+      const liveCallbacks = await this.callbackQueue.liveJobIds();
       const lostCallbacks = pendingCallbacks.filter((e) => !liveCallbacks.has(callbackJobId(e.id)));
-      for (const e of lostCallbacks) await this.callbackQueue.queue.remove(callbackJobId(e.id)).catch(() => 0);
+      await removeLeftovers(this.callbackQueue.queue, lostCallbacks.map((e) => callbackJobId(e.id)));
       await this.callbackQueue.enqueue(lostCallbacks.map((e) => ({ id: e.id, at: e.nextAttemptAt })));
-      await client.query('COMMIT');
       if (missing.length || lostCallbacks.length) {
         this.log.warn(
           { enqueued: missing.length, pending: rows.length, callbacks: lostCallbacks.length },
@@ -87,11 +84,6 @@ export class Sweeper implements OnApplicationBootstrap, BeforeApplicationShutdow
         );
       }
       return { swept: true, pending: rows.length, enqueued: missing.length };
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 }

@@ -2,6 +2,7 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { CALLBACKS_QUEUE, CALLBACK_JOB_OPTIONS, callbackJobId, type CallbackJobData } from '@cardpull/queue';
+import { liveJobIds } from '../queue-repair';
 
 /** Enqueues callback deliveries after their event is committed; a failure is only logged (the sweeper retries). */
 @Injectable()
@@ -27,7 +28,7 @@ export class CallbackQueue {
     }
   }
 
-  async liveJobIds(): Promise<Set<string>> {
-    return new Set(await this.queue.getRanges(['active', 'wait', 'delayed', 'prioritized', 'waiting-children'], 0, -1));
+  liveJobIds(): Promise<Set<string>> {
+    return liveJobIds(this.queue);
   }
 }

@@ -73,12 +73,14 @@ export class CallbacksRepository {
 
   /** The order page: its callbacks and every delivery attempt. */
   async forOrder(orderId: string): Promise<{ events: CallbackEventRow[]; deliveries: CallbackDeliveryRow[] }> {
-    const events = await this.pool.query<CallbackEventRow>(`SELECT ${EVENT_COLUMNS} FROM callback_events WHERE order_id = $1 ORDER BY created_at`, [orderId]);
-    const deliveries = await this.pool.query<CallbackDeliveryRow>(
-      `SELECT d.event_id AS "eventId", d.at, d.http_status AS "httpStatus", d.error, d.duration_ms AS "durationMs"
-       FROM callback_deliveries d JOIN callback_events e ON e.id = d.event_id WHERE e.order_id = $1 ORDER BY d.id`,
-      [orderId],
-    );
+    const [events, deliveries] = await Promise.all([
+      this.pool.query<CallbackEventRow>(`SELECT ${EVENT_COLUMNS} FROM callback_events WHERE order_id = $1 ORDER BY created_at`, [orderId]),
+      this.pool.query<CallbackDeliveryRow>(
+        `SELECT d.event_id AS "eventId", d.at, d.http_status AS "httpStatus", d.error, d.duration_ms AS "durationMs"
+         FROM callback_deliveries d JOIN callback_events e ON e.id = d.event_id WHERE e.order_id = $1 ORDER BY d.id`,
+        [orderId],
+      ),
+    ]);
     return { events: events.rows, deliveries: deliveries.rows };
   }
 }
