@@ -1,23 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { PartnerClient, PartnerOutcome } from '@cardpull/partner-client';
-import { startSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
-import { cardsIssued, clientFor, closeClient, closeClients, pollUntilFinished, requestsFor, valueOf } from './support/client';
+import { cardsIssued, clientFor, closeClient, pollUntilFinished, requestsFor, useSimulatorAndClient, valueOf } from './support/client';
 import { authorizationHeaders, startTcpProxy } from './support/tcp-proxy';
 
 // Spec, Authentication: the signed Authorization header, both token forms, and the 401 rows of the
 // error table, which ARCHITECTURE.md classifies as "our credentials/config are wrong" (kind credentials).
 
-let sim: SimHandle;
-let good: PartnerClient;
-beforeAll(async () => {
-  sim = await startSimulator();
-  good = clientFor(sim);
-});
-afterAll(async () => {
-  await closeClients();
-  await sim.close();
-});
-beforeEach(() => sim.control.reset());
+const { sim, client: good } = useSimulatorAndClient();
 
 /** One call per endpoint; the reads by ID use a card and a pull request that exist. */
 async function everyEndpoint(client: PartnerClient): Promise<[string, PartnerOutcome<unknown>][]> {

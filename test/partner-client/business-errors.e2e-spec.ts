@@ -1,21 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { PartnerClient } from '@cardpull/partner-client';
-import { startSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
-import { cardsIssued, clientFor, closeClients, pollUntilFinished, valueOf } from './support/client';
+import { cardsIssued, pollUntilFinished, useSimulatorAndClient, valueOf } from './support/client';
 
 // Spec, Errors (the table) as ARCHITECTURE.md "Partner calls and their classification" reads each row.
 
-let sim: SimHandle;
-let client: PartnerClient;
-beforeAll(async () => {
-  sim = await startSimulator();
-  client = clientFor(sim);
-});
-afterAll(async () => {
-  await closeClients();
-  await sim.close();
-});
-beforeEach(() => sim.control.reset());
+const { sim, client } = useSimulatorAndClient();
 
 const definitive = (code: string, httpStatus: number, message: unknown = expect.any(String)) => ({
   kind: 'definitive',
@@ -23,6 +11,8 @@ const definitive = (code: string, httpStatus: number, message: unknown = expect.
   httpStatus,
   message,
 });
+
+const notFound = (code: string) => ({ kind: 'not_found', code, httpStatus: 404, message: expect.any(String) });
 
 describe('404 gift_card_not_found (gift card code unknown; message names the code) -> definitive', () => {
   it('on the synchronous pull, and no card is issued', async () => {
@@ -134,23 +124,13 @@ describe('422 unprocessable_entity: pull request request_id already used -> requ
 
 describe('404 card_not_found (card ID unknown) -> not_found', () => {
   it('GET /cards/:id of an ID never issued', async () => {
-    expect(await client.getCard(randomUUID())).toEqual({
-      kind: 'not_found',
-      code: 'card_not_found',
-      httpStatus: 404,
-      message: expect.any(String),
-    });
+    expect(await client.getCard(randomUUID())).toEqual(notFound('card_not_found'));
   });
 });
 
 describe('404 pull_request_not_found (request ID unknown) -> not_found', () => {
   it('GET /pull_requests/:request_id of an ID never created', async () => {
-    expect(await client.getPullRequest(randomUUID())).toEqual({
-      kind: 'not_found',
-      code: 'pull_request_not_found',
-      httpStatus: 404,
-      message: expect.any(String),
-    });
+    expect(await client.getPullRequest(randomUUID())).toEqual(notFound('pull_request_not_found'));
   });
 
   it('a synchronous pull does not create a pull request: its request ID is not_found there', async () => {

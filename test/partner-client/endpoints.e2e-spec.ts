@@ -1,21 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { PartnerClient } from '@cardpull/partner-client';
-import { startSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
-import { cardsIssued, clientFor, closeClients, pollUntilFinished, valueOf } from './support/client';
+import { cardsIssued, pollUntilFinished, useSimulatorAndClient, valueOf } from './support/client';
 
 // Spec, Endpoints: every endpoint through PartnerClient answers `success` with the spec's resource, typed.
 
-let sim: SimHandle;
-let client: PartnerClient;
-beforeAll(async () => {
-  sim = await startSimulator();
-  client = clientFor(sim);
-});
-afterAll(async () => {
-  await closeClients();
-  await sim.close();
-});
-beforeEach(() => sim.control.reset());
+const { sim, client } = useSimulatorAndClient();
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const OFFSET_TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(Z|[+-]\d\d:\d\d)$/;

@@ -1,24 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { PartnerClient, PartnerOutcome, UnknownReason } from '@cardpull/partner-client';
-import { startSimulator, type FaultSpecInput, type SimHandle } from '@cardpull/testing/sim-harness';
+import type { PartnerOutcome, UnknownReason } from '@cardpull/partner-client';
+import type { FaultSpecInput } from '@cardpull/testing/sim-harness';
 import { waitFor } from '@cardpull/testing/wait';
-import { clientFor, closeClients, requestsFor, requestsTo, valueOf } from './support/client';
+import { clientFor, requestsFor, requestsTo, useSimulatorAndClient, valueOf } from './support/client';
 
 // PartnerClient: "No retries here: retrying is the jobs' business". Whatever the outcome, one client call is
 // one partner request, counted in the simulator's ledger (by request ID, or by path for the reads).
 
-let sim: SimHandle;
-let client: PartnerClient;
-beforeAll(async () => {
-  sim = await startSimulator({ SIM_MODE: 'staging' });
-  // A shorter deadline than the other files: five cases here wait for it.
-  client = clientFor(sim, { timeoutMs: 400 });
-});
-afterAll(async () => {
-  await closeClients();
-  await sim.close();
-});
-beforeEach(() => sim.control.reset());
+// A shorter deadline than the other files: five cases here wait for it.
+const { sim, client } = useSimulatorAndClient({ SIM_MODE: 'staging' }, { timeoutMs: 400 });
 
 const HANG = { mode: 'hang', latency_ms: 5_000 } as const;
 

@@ -1,23 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { PartnerClient } from '@cardpull/partner-client';
-import { startSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
-import { cardsIssued, clientFor, closeClients, valueOf } from './support/client';
+import { cardsIssued, useSimulatorAndClient, valueOf } from './support/client';
 
 // Spec, POST /cards and Request ID: "repeating the call with the same request ID returns the response of the
 // first call and does not create another card"; "if the first pull failed, the repeated call returns that
 // error"; a request ID must be unique per pull (a new ID is a new card).
 
-let sim: SimHandle;
-let client: PartnerClient;
-beforeAll(async () => {
-  sim = await startSimulator();
-  client = clientFor(sim);
-});
-afterAll(async () => {
-  await closeClients();
-  await sim.close();
-});
-beforeEach(() => sim.control.reset());
+const { sim, client } = useSimulatorAndClient();
 
 describe('Same request ID twice -> the first response again, one card', () => {
   it('the same card, field for field; one card in the ledger; stock and balance drawn once', async () => {

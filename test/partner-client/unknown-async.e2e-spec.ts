@@ -1,26 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import type { PartnerClient } from '@cardpull/partner-client';
-import { startSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
-import { cardsIssued, clientFor, closeClients, pollUntilFinished, valueOf } from './support/client';
+import type { FaultSpecInput } from '@cardpull/testing/sim-harness';
+import { cardsIssued, pollUntilFinished, useSimulatorAndClient, valueOf } from './support/client';
 
 // The asynchronous pull through faults: ARCHITECTURE.md "Partner calls and their classification" rows
 // unknown (timeout, network, 5xx), 422 unprocessable_entity on creation (the earlier create reached the
 // partner: poll), 404 pull_request_not_found (the create never reached it: create again), async status error.
 
-let sim: SimHandle;
-let client: PartnerClient;
-beforeAll(async () => {
-  sim = await startSimulator({ SIM_MODE: 'staging' });
-  client = clientFor(sim);
-});
-afterAll(async () => {
-  await closeClients();
-  await sim.close();
-});
-beforeEach(() => sim.control.reset());
+const { sim, client } = useSimulatorAndClient({ SIM_MODE: 'staging' });
 
-/** After an unknown creation: the partner has the pull request; creating again says so, polling gets the card. */
-async function createdAnywayAndPollable(requestId: string) {
+/**
+ * A creation whose answer one `fault` loses: the client's outcome; yet the partner has the pull request,
+ * creating again says so, polling gets the card.
+ */
+async function createdAnywayAndPollable(fault: Omit<FaultSpecInput, 'endpoint' | 'times'>, outcome: object) {
+  await sim.control.addFault({ endpoint: 'pull_requests', ...fault, times: 1 });
+  const requestId = randomUUID();
+  expect(await client.createPullRequest(requestId, 'ACME-BOOKS-FIXED', 1000)).toMatchObject(outcome);
   expect((await sim.control.state()).counts.pull_requests).toBe(1);
   expect(await client.createPullRequest(requestId, 'ACME-BOOKS-FIXED', 1000)).toMatchObject({
     kind: 'request_id_used',
@@ -32,40 +27,16 @@ async function createdAnywayAndPollable(requestId: string) {
 }
 
 describe('Timeout on POST /pull_requests (hang) -> unknown/timeout; the pull request exists (request ID used), polling gets the card', () => {
-  it('hang', async () => {
-    await sim.control.addFault({ endpoint: 'pull_requests', mode: 'hang', latency_ms: 5_000, times: 1 });
-    const requestId = randomUUID();
-    expect(await client.createPullRequest(requestId, 'ACME-BOOKS-FIXED', 1000)).toMatchObject({
-      kind: 'unknown',
-      reason: 'timeout',
-    });
-    await createdAnywayAndPollable(requestId);
-  });
+  it('hang', () => createdAnywayAndPollable({ mode: 'hang', latency_ms: 5_000 }, { kind: 'unknown', reason: 'timeout' }));
 });
 
 describe('5xx after the creation (error_after_issue) -> unknown/server_error; the pull request exists', () => {
-  it('500 HTML page', async () => {
-    await sim.control.addFault({ endpoint: 'pull_requests', mode: 'error_after_issue', times: 1 });
-    const requestId = randomUUID();
-    expect(await client.createPullRequest(requestId, 'ACME-BOOKS-FIXED', 1000)).toMatchObject({
-      kind: 'unknown',
-      reason: 'server_error',
-      httpStatus: 500,
-    });
-    await createdAnywayAndPollable(requestId);
-  });
+  it('500 HTML page', () =>
+    createdAnywayAndPollable({ mode: 'error_after_issue' }, { kind: 'unknown', reason: 'server_error', httpStatus: 500 }));
 });
 
 describe('Network error on the creation (connection reset) -> unknown/network; the pull request exists', () => {
-  it('reset', async () => {
-    await sim.control.addFault({ endpoint: 'pull_requests', mode: 'reset', times: 1 });
-    const requestId = randomUUID();
-    expect(await client.createPullRequest(requestId, 'ACME-BOOKS-FIXED', 1000)).toMatchObject({
-      kind: 'unknown',
-      reason: 'network',
-    });
-    await createdAnywayAndPollable(requestId);
-  });
+  it('reset', () => createdAnywayAndPollable({ mode: 'reset' }, { kind: 'unknown', reason: 'network' }));
 });
 
 describe('5xx before the creation (error_before_issue 503) -> unknown/server_error; then 404 pull_request_not_found -> create again with the same ID', () => {
@@ -85,27 +56,15 @@ describe('5xx before the creation (error_before_issue 503) -> unknown/server_err
 });
 
 describe('Unknown outcomes while polling GET /pull_requests/:request_id -> unknown; polling again goes on', () => {
-  it('503 page -> unknown/server_error', async () => {
+  it.each<[string, Omit<FaultSpecInput, 'endpoint' | 'times'>, object]>([
+    ['503 page -> unknown/server_error', { mode: 'error_before_issue' }, { kind: 'unknown', reason: 'server_error', httpStatus: 503 }],
+    ['hang -> unknown/timeout', { mode: 'hang', latency_ms: 5_000 }, { kind: 'unknown', reason: 'timeout' }],
+    ['reset -> unknown/network', { mode: 'reset' }, { kind: 'unknown', reason: 'network' }],
+  ])('%s', async (_rule, fault, outcome) => {
     const requestId = randomUUID();
     valueOf(await client.createPullRequest(requestId, 'ACME-BOOKS-FIXED', 1000));
-    await sim.control.addFault({ endpoint: 'pull_request_status', mode: 'error_before_issue', times: 1 });
-    expect(await client.getPullRequest(requestId)).toMatchObject({ kind: 'unknown', reason: 'server_error', httpStatus: 503 });
-    expect(await pollUntilFinished(client, requestId)).toMatchObject({ status: 'success' });
-  });
-
-  it('hang -> unknown/timeout', async () => {
-    const requestId = randomUUID();
-    valueOf(await client.createPullRequest(requestId, 'ACME-BOOKS-FIXED', 1000));
-    await sim.control.addFault({ endpoint: 'pull_request_status', mode: 'hang', latency_ms: 5_000, times: 1 });
-    expect(await client.getPullRequest(requestId)).toMatchObject({ kind: 'unknown', reason: 'timeout' });
-    expect(await pollUntilFinished(client, requestId)).toMatchObject({ status: 'success' });
-  });
-
-  it('reset -> unknown/network', async () => {
-    const requestId = randomUUID();
-    valueOf(await client.createPullRequest(requestId, 'ACME-BOOKS-FIXED', 1000));
-    await sim.control.addFault({ endpoint: 'pull_request_status', mode: 'reset', times: 1 });
-    expect(await client.getPullRequest(requestId)).toMatchObject({ kind: 'unknown', reason: 'network' });
+    await sim.control.addFault({ endpoint: 'pull_request_status', ...fault, times: 1 });
+    expect(await client.getPullRequest(requestId)).toMatchObject(outcome);
     expect(await pollUntilFinished(client, requestId)).toMatchObject({ status: 'success' });
   });
 });

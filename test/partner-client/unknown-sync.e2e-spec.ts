@@ -1,26 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
-import type { PartnerClient } from '@cardpull/partner-client';
-import { startSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
+import type { FaultSpecInput } from '@cardpull/testing/sim-harness';
 import { waitFor } from '@cardpull/testing/wait';
-import { cardsIssued, clientFor, closeClients, TIMEOUT_MS, valueOf } from './support/client';
+import { cardsIssued, clientFor, TIMEOUT_MS, useSimulatorAndClient, valueOf } from './support/client';
 
 // ARCHITECTURE.md, last row of "Partner calls and their classification": timeout, network error, 5xx, 429,
 // unknown code, "come back later" -> unknown, retry the same ID. On the synchronous pull (POST /cards), with
 // the spec's rule that a repeat of the request ID returns the first call's response and never a second card.
 
-let sim: SimHandle;
-let client: PartnerClient;
-beforeAll(async () => {
-  // SIM_MODE staging (the default) so that STG-BROKEN exists.
-  sim = await startSimulator({ SIM_MODE: 'staging' });
-  client = clientFor(sim);
-});
-afterAll(async () => {
-  await closeClients();
-  await sim.close();
-});
-beforeEach(() => sim.control.reset());
+// SIM_MODE staging (the default) so that STG-BROKEN exists.
+const { sim, client } = useSimulatorAndClient({ SIM_MODE: 'staging' });
 
 /** The same request ID pulled again (no fault now): the card the partner issued the first time. */
 async function replayGetsTheIssuedCard(requestId: string, giftCardCode: string, amount: number) {
@@ -29,6 +18,14 @@ async function replayGetsTheIssuedCard(requestId: string, giftCardCode: string, 
   const replay = valueOf(await client.createCard(requestId, giftCardCode, amount));
   expect(replay).toMatchObject({ id: issued[0]!.id, code: issued[0]!.code, pin_code: issued[0]!.pin_code });
   expect(await cardsIssued(sim)).toHaveLength(1);
+}
+
+/** A pull whose answer one `fault` loses after the card was issued: the client's outcome, then the same-ID replay. */
+async function lostAnswerThenReplayed(fault: Omit<FaultSpecInput, 'endpoint' | 'times'>, amount: number, outcome: object) {
+  await sim.control.addFault({ endpoint: 'cards', ...fault, times: 1 });
+  const requestId = randomUUID();
+  expect(await client.createCard(requestId, 'ACME-BOOKS-FIXED', amount)).toMatchObject(outcome);
+  await replayGetsTheIssuedCard(requestId, 'ACME-BOOKS-FIXED', amount);
 }
 
 describe('Timeout (answer held past the client deadline) -> unknown/timeout; the card exists, a same-ID replay returns it', () => {
@@ -55,16 +52,8 @@ describe('Timeout (answer held past the client deadline) -> unknown/timeout; the
 });
 
 describe('5xx (error page after the card was issued: error_after_issue) -> unknown/server_error; a same-ID replay returns the card', () => {
-  it('500 HTML page', async () => {
-    await sim.control.addFault({ endpoint: 'cards', mode: 'error_after_issue', times: 1 });
-    const requestId = randomUUID();
-    expect(await client.createCard(requestId, 'ACME-BOOKS-FIXED', 1000)).toMatchObject({
-      kind: 'unknown',
-      reason: 'server_error',
-      httpStatus: 500,
-    });
-    await replayGetsTheIssuedCard(requestId, 'ACME-BOOKS-FIXED', 1000);
-  });
+  it('500 HTML page', () =>
+    lostAnswerThenReplayed({ mode: 'error_after_issue' }, 1000, { kind: 'unknown', reason: 'server_error', httpStatus: 500 }));
 });
 
 describe('5xx before anything was done (error_before_issue 503) -> unknown/server_error; nothing issued', () => {
@@ -84,12 +73,7 @@ describe('5xx before anything was done (error_before_issue 503) -> unknown/serve
 });
 
 describe('Network error (connection reset after the card was issued) -> unknown/network; a same-ID replay returns the card', () => {
-  it('reset on POST /cards', async () => {
-    await sim.control.addFault({ endpoint: 'cards', mode: 'reset', times: 1 });
-    const requestId = randomUUID();
-    expect(await client.createCard(requestId, 'ACME-BOOKS-FIXED', 5000)).toMatchObject({ kind: 'unknown', reason: 'network' });
-    await replayGetsTheIssuedCard(requestId, 'ACME-BOOKS-FIXED', 5000);
-  });
+  it('reset on POST /cards', () => lostAnswerThenReplayed({ mode: 'reset' }, 5000, { kind: 'unknown', reason: 'network' }));
 
   it('reset on a read (GET /inventories/:id) -> unknown/network too', async () => {
     await sim.control.addFault({ endpoint: 'any', mode: 'reset', times: 1 });
@@ -153,27 +137,11 @@ describe('429 and error pages with unexpected statuses -> unknown (a proxy\'s pa
     expect(await cardsIssued(sim)).toEqual([]);
   });
 
-  it('an HTML 404 page (no envelope) -> unknown/unexpected, not a definitive failure', async () => {
-    await sim.control.addFault({ endpoint: 'cards', mode: 'error_after_issue', status: 404, times: 1 });
-    const requestId = randomUUID();
-    expect(await client.createCard(requestId, 'ACME-BOOKS-FIXED', 1000)).toMatchObject({
-      kind: 'unknown',
-      reason: 'unexpected',
-      httpStatus: 404,
-    });
-    await replayGetsTheIssuedCard(requestId, 'ACME-BOOKS-FIXED', 1000);
-  });
+  it('an HTML 404 page (no envelope) -> unknown/unexpected, not a definitive failure', () =>
+    lostAnswerThenReplayed({ mode: 'error_after_issue', status: 404 }, 1000, { kind: 'unknown', reason: 'unexpected', httpStatus: 404 }));
 
-  it('a 200 whose body is not a card (HTML) -> unknown/unparseable; the replay returns the card', async () => {
-    await sim.control.addFault({ endpoint: 'cards', mode: 'error_after_issue', status: 200, times: 1 });
-    const requestId = randomUUID();
-    expect(await client.createCard(requestId, 'ACME-BOOKS-FIXED', 1000)).toMatchObject({
-      kind: 'unknown',
-      reason: 'unparseable',
-      httpStatus: 200,
-    });
-    await replayGetsTheIssuedCard(requestId, 'ACME-BOOKS-FIXED', 1000);
-  });
+  it('a 200 whose body is not a card (HTML) -> unknown/unparseable; the replay returns the card', () =>
+    lostAnswerThenReplayed({ mode: 'error_after_issue', status: 200 }, 1000, { kind: 'unknown', reason: 'unparseable', httpStatus: 200 }));
 });
 
 describe('Staging: card-pulling that does not work for some brands (STG-BROKEN) -> unknown/server_error', () => {

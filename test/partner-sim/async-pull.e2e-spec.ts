@@ -1,13 +1,8 @@
-import { startSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
+import { useSimulator } from '@cardpull/testing/sim-harness';
 import { balanceOf, createPullRequest, ENVELOPE, followPullRequest, get, getPullRequest } from './support/partner';
 
-let sim: SimHandle;
-beforeAll(async () => {
-  // Long enough that `waiting` is still seen after a few other calls on a loaded machine.
-  sim = await startSimulator({ SIM_ASYNC_DELAY_MS: '1200' });
-});
-afterAll(() => sim.close());
-beforeEach(() => sim.control.reset());
+// Long enough that `waiting` is still seen after a few other calls on a loaded machine.
+const sim = useSimulator({ SIM_ASYNC_DELAY_MS: '1200' });
 
 describe('Pull request states: waiting -> processing -> success, card filled at success', () => {
   it('goes through every state, updated_at moving on each transition', async () => {

@@ -3,16 +3,11 @@ import { Logger as NestLogger } from '@nestjs/common';
 import { request } from 'undici';
 import { loadSimConfig } from '@cardpull/config';
 import { LogCapture } from '@cardpull/testing/log-capture';
-import { SimControl, startSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
+import { SimControl, startSimulator, useSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
 import { createSimApp } from '../../apps/partner-sim/src/sim.app';
 import { call, createPullRequest, followPullRequest, get, getPullRequest, pullSync } from './support/partner';
 
-let sim: SimHandle;
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-afterAll(() => sim.close());
-beforeEach(() => sim.control.reset());
+const sim = useSimulator();
 
 describe('Control API: off unless SIM_CONTROL is true (then /_sim/* is 404, except health)', () => {
   it('404 for every control route, health still answers', async () => {

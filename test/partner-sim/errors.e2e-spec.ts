@@ -1,12 +1,7 @@
-import { startSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
+import { useSimulator } from '@cardpull/testing/sim-harness';
 import { call, createPullRequest, ENVELOPE, get, pullSync } from './support/partner';
 
-let sim: SimHandle;
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-afterAll(() => sim.close());
-beforeEach(() => sim.control.reset());
+const sim = useSimulator();
 
 const message = (res: { body: { errors: { message: string }[] } }) => res.body.errors[0]!.message;
 

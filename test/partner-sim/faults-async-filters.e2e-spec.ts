@@ -1,12 +1,7 @@
-import { startSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
+import { useSimulator } from '@cardpull/testing/sim-harness';
 import { createPullRequest, ENVELOPE, followPullRequest, get, getPullRequest, pullSync } from './support/partner';
 
-let sim: SimHandle;
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-afterAll(() => sim.close());
-beforeEach(() => sim.control.reset());
+const sim = useSimulator();
 
 describe('Faults on POST /pull_requests: the pull request is created, its answer is lost or broken', () => {
   it('hang: the client times out; the request ID is used (422) and the pull request succeeds', async () => {

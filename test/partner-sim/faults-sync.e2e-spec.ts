@@ -1,14 +1,8 @@
-import { startSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
+import { useSimulator } from '@cardpull/testing/sim-harness';
+import { sleep } from '@cardpull/testing/wait';
 import { ENVELOPE, pullSync } from './support/partner';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-let sim: SimHandle;
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-afterAll(() => sim.close());
-beforeEach(() => sim.control.reset());
+const sim = useSimulator();
 
 const cardsIssued = async () => (await sim.control.ledger()).cards;
 const rowsOf = async (requestId: string) => (await sim.control.ledger()).requests.filter((r) => r.request_id === requestId);

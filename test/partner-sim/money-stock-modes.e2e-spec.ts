@@ -1,12 +1,7 @@
-import { startSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
+import { startSimulator, useSimulator } from '@cardpull/testing/sim-harness';
 import { balanceOf, createPullRequest, ENVELOPE, followPullRequest, get, pullSync } from './support/partner';
 
-let sim: SimHandle;
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-afterAll(() => sim.close());
-beforeEach(() => sim.control.reset());
+const sim = useSimulator();
 
 describe('Balance: pulling a card draws amount / 100 currency units (amounts in minor units)', () => {
   it('sync and async pulls each draw their amount, exactly', async () => {

@@ -1,4 +1,4 @@
-import { startSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
+import { useSimulator } from '@cardpull/testing/sim-harness';
 import { createPullRequest, followPullRequest, get, pullSync } from './support/partner';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -6,12 +6,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TS_MS_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}[+-]\d{2}:\d{2}$/;
 const DAY_MS = 86_400_000;
 
-let sim: SimHandle;
-beforeAll(async () => {
-  sim = await startSimulator({ SIM_INITIAL_BALANCE: '2500.50' });
-});
-afterAll(() => sim.close());
-beforeEach(() => sim.control.reset());
+const sim = useSimulator({ SIM_INITIAL_BALANCE: '2500.50' });
 
 /** Every field of the spec's Gift card resource, with its type. */
 function expectGiftCardShape(gc: Record<string, unknown>): void {

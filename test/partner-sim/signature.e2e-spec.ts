@@ -1,16 +1,11 @@
-import { startSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
+import { startSimulator, useSimulator } from '@cardpull/testing/sim-harness';
 import { call, ENVELOPE, pullSync } from './support/partner';
 import { authorizationOf, hmacHexOf, payloadOf, tokenOf } from './support/signer';
 
 const DEV_KEY = '6b1f0c3e5a7d9b2c4e6f8a0b1c3d5e7f9a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d';
 const OTHER_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
 
-let sim: SimHandle;
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-afterAll(() => sim.close());
-beforeEach(() => sim.control.reset());
+const sim = useSimulator();
 
 describe('Signature: token and HMAC as the spec defines them (fixed vectors, computed with openssl)', () => {
   // printf '%s' '<token>' | openssl dgst -sha256 -mac HMAC -macopt hexkey:<DEV_KEY>

@@ -1,15 +1,10 @@
-import { startSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
+import { useSimulator } from '@cardpull/testing/sim-harness';
+import { sleep } from '@cardpull/testing/wait';
 import { balanceOf, call, ENVELOPE, pullSync } from './support/partner';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-let sim: SimHandle;
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-afterAll(() => sim.close());
-beforeEach(() => sim.control.reset());
+const sim = useSimulator();
 
 describe('POST /cards rule: repeating the call with the same request ID returns the first response, no other card', () => {
   it('same answer twice, one card in the ledger, the balance drawn once', async () => {
@@ -81,11 +76,7 @@ describe('POST /cards rule: if the first pull failed, the repeated call returns 
 });
 
 describe('POST /cards rule: while the card is still being pulled, a repeat is told to come back later', () => {
-  let slow: SimHandle;
-  beforeAll(async () => {
-    slow = await startSimulator({ SIM_SYNC_DELAY_MS: '400' });
-  });
-  afterAll(() => slow.close());
+  const slow = useSimulator({ SIM_SYNC_DELAY_MS: '400' });
 
   it('409 pull_in_progress, status conflict, Retry-After: 10; then the first answer, then the same card', async () => {
     const started = Date.now();

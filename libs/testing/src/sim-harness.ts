@@ -65,7 +65,7 @@ export async function signedRequest<T = unknown>(baseUrl: string, opts: SignedRe
     signature: hmacHex(token, opts.sharedKeyHex ?? LOCAL_DEFAULTS.PARTNER_SHARED_KEY),
     timestamp: String(timestamp),
   });
-  return send<T>(url, {
+  return sendRequest<T>(url, {
     method: opts.method,
     body: text,
     headers: {
@@ -78,7 +78,8 @@ export async function signedRequest<T = unknown>(baseUrl: string, opts: SignedRe
   });
 }
 
-async function send<T>(
+/** One HTTP request as given (no signing added), its answer read whole: JSON parsed, or the text. */
+export async function sendRequest<T = unknown>(
   url: string,
   opts: { method: string; body?: string; headers?: Record<string, string>; timeoutMs?: number },
 ): Promise<SimResponse<T>> {
@@ -147,7 +148,7 @@ export class SimControl {
   }
 
   private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await send<T>(`${this.baseUrl}${path}`, {
+    const res = await sendRequest<T>(`${this.baseUrl}${path}`, {
       method,
       body: body === undefined ? undefined : JSON.stringify(body),
       headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -170,7 +171,7 @@ export interface SimHandle {
 
 /**
  * Starts the partner simulator in-process on 127.0.0.1 and an ephemeral port, with the control API on,
- * 200 ms async pulls and no logs unless `env` says otherwise. Close it in afterAll.
+ * 200 ms async pulls and no logs unless `env` says otherwise. Close it in afterAll (or see useSimulator).
  */
 export async function startSimulator(env: Record<string, string> = {}): Promise<SimHandle> {
   const config = loadSimConfig({ SIM_CONTROL: 'true', SIM_ASYNC_DELAY_MS: '200', LOG_LEVEL: 'silent', ...env });
@@ -190,5 +191,50 @@ export async function startSimulator(env: Record<string, string> = {}): Promise<
         ...opts,
       }),
     close: () => app.close(),
+  };
+}
+
+export interface UseSimulatorOptions {
+  /** Runs in afterAll before the simulator closes (e.g. closing the clients that keep connections to it). */
+  beforeClose?: () => Promise<void>;
+}
+
+/**
+ * The usual simulator set-up of a test file (or describe block), as jest hooks: startSimulator(env) in
+ * beforeAll, control.reset() before each test, close in afterAll. The handle answers for the simulator
+ * started by beforeAll, so read it inside tests and hooks (declared after this call), not while tests are
+ * being collected.
+ */
+export function useSimulator(env: Record<string, string> = {}, opts: UseSimulatorOptions = {}): SimHandle {
+  let started: SimHandle | undefined;
+  const sim = (): SimHandle => {
+    if (!started) throw new Error('useSimulator: the simulator is started in beforeAll; use it inside tests and hooks');
+    return started;
+  };
+  const close = async (): Promise<void> => {
+    const closing = started;
+    started = undefined;
+    await closing?.close();
+  };
+  beforeAll(async () => {
+    started = await startSimulator(env);
+  });
+  beforeEach(() => sim().control.reset());
+  afterAll(async () => {
+    await opts.beforeClose?.();
+    await close();
+  });
+  return {
+    get baseUrl() {
+      return sim().baseUrl;
+    },
+    get config() {
+      return sim().config;
+    },
+    get control() {
+      return sim().control;
+    },
+    request: (o) => sim().request(o),
+    close,
   };
 }

@@ -1,5 +1,5 @@
 import { PartnerClient, type PartnerClientOptions, type PartnerOutcome } from '@cardpull/partner-client';
-import type { SimHandle } from '@cardpull/testing/sim-harness';
+import { useSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
 import { waitFor } from '@cardpull/testing/wait';
 
 /** Short enough that timeouts stay fast, long enough that a loaded CI machine answers an ordinary call. */
@@ -34,6 +34,35 @@ export async function closeClient(...clients: PartnerClient[]): Promise<void> {
     if (at >= 0) open.splice(at, 1);
   }
   await Promise.all(clients.map((c) => c.close()));
+}
+
+/**
+ * The set-up of a client suite, as jest hooks: the simulator of `useSimulator(env)` (started before all tests,
+ * reset before each) and one client of it, `clientFor(sim, overrides)`, made once it has started. Every client
+ * made by clientFor is closed after all tests, before the simulator. Like the simulator, the client answers
+ * for the one made in beforeAll: use both inside tests and hooks.
+ */
+export function useSimulatorAndClient(
+  env: Record<string, string> = {},
+  overrides: Partial<PartnerClientOptions> = {},
+): { sim: SimHandle; client: PartnerClient } {
+  const sim = useSimulator(env, { beforeClose: closeClients });
+  let client: PartnerClient | undefined;
+  beforeAll(() => {
+    client = clientFor(sim, overrides);
+  });
+  afterAll(() => {
+    client = undefined;
+  });
+  // Stands for the client made in beforeAll: each member is read from it at call time.
+  const current = new Proxy({} as PartnerClient, {
+    get(_target, key) {
+      if (!client) throw new Error('useSimulatorAndClient: the client is made in beforeAll; use it inside tests and hooks');
+      const member: unknown = Reflect.get(client, key, client);
+      return typeof member === 'function' ? member.bind(client) : member;
+    },
+  });
+  return { sim, client: current };
 }
 
 /** The value of a success, failing the test with the whole outcome otherwise. */

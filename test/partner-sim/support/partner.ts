@@ -1,13 +1,8 @@
-import { request } from 'undici';
-import type { SimHandle } from '@cardpull/testing/sim-harness';
+import { sendRequest, type SimHandle, type SimResponse } from '@cardpull/testing/sim-harness';
 import { authorizationOf, hmacHexOf, payloadOf, tokenOf } from './signer';
 
-export interface Resp<T = any> {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: T;
-  text: string;
-}
+/** An answer of the simulator (the harness's SimResponse), its body loosely typed for the tests. */
+export type Resp<T = any> = SimResponse<T>;
 
 export interface CallOptions {
   method: 'GET' | 'POST';
@@ -53,7 +48,8 @@ export async function call<T = any>(sim: SimHandle, o: CallOptions): Promise<Res
   const authorization =
     o.authorization === undefined ? authorizationOf(o.apiKey ?? sim.config.SIM_API_KEY, identifier, signature, timestamp) : o.authorization;
   const text = o.rawBody ?? (o.body === undefined ? undefined : JSON.stringify(o.body));
-  const res = await request(url, {
+  // Signed here; sent and read (JSON, or the text of an injected error page) by the harness.
+  return sendRequest<T>(url, {
     method: o.method,
     body: text,
     headers: {
@@ -62,16 +58,8 @@ export async function call<T = any>(sim: SimHandle, o: CallOptions): Promise<Res
       ...(authorization === null ? {} : { authorization }),
       ...o.headers,
     },
-    ...(o.timeoutMs === undefined ? {} : { headersTimeout: o.timeoutMs, bodyTimeout: o.timeoutMs }),
+    timeoutMs: o.timeoutMs,
   });
-  const raw = await res.body.text();
-  let body: unknown = raw;
-  try {
-    body = raw === '' ? undefined : JSON.parse(raw);
-  } catch {
-    // an injected error page
-  }
-  return { status: res.statusCode, headers: res.headers, body: body as T, text: raw };
 }
 
 export const pullSync = (sim: SimHandle, giftCardCode: string, amount: unknown, requestId?: string, extra: Partial<CallOptions> = {}) =>
