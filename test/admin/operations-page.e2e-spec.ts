@@ -78,6 +78,14 @@ describe('operations page in a browser: log in, find, re-drive, mark failed, job
     await expect(page.locator('header .who').textContent()).resolves.toContain('alice (admin)');
     expect(await page.locator('[data-status=needs_attention] b').textContent()).toBe('3');
     expect(await page.locator('#attention tr[data-order]').count()).toBe(3);
+    // Invariant 6: each one with its reason: the last answer to its request ID (code), and the order's error as the cell's title.
+    for (const o of [orders.recoverable, orders.broken, orders.brokenToo]) {
+      const shown = await status(o.id);
+      const row = page.locator(`#attention tr[data-order="${o.id}"]`);
+      const text = await row.textContent();
+      expect([o.id, text?.includes(o.requestId), text?.includes(shown.attempts.at(-1).error.code)]).toEqual([o.id, true, true]);
+      expect(await row.locator('td[title]').getAttribute('title')).toBe(shown.error.message);
+    }
   });
 
   it('finds an order by its partner request ID and shows attempts, timeline and the card masked', async () => {

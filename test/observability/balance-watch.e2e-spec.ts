@@ -1,15 +1,11 @@
 import { sleep, waitFor } from '@cardpull/testing';
-import { startStack, type Stack } from '../support/stack';
+import { useStack } from '../support/stack';
 import { scrape, valueOf, workerUrl } from './support';
 
 const INTERVAL_MS = 1_000; // BALANCE_WATCH_INTERVAL_MS's smallest value
 
 describe('low balance watch (worker): one warning per crossing of LOW_BALANCE_THRESHOLD, an info on recovery, and the gauge follows', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ env: { BALANCE_WATCH_INTERVAL_MS: String(INTERVAL_MS), PARTNER_CACHE_TTL_MS: '200', LOW_BALANCE_THRESHOLD: '100' } });
-  });
-  afterAll(() => stack?.close());
+  const stack = useStack({ env: { BALANCE_WATCH_INTERVAL_MS: String(INTERVAL_MS), PARTNER_CACHE_TTL_MS: '200', LOW_BALANCE_THRESHOLD: '100' } });
 
   const watchLines = (alert: string) =>
     stack.logs.json().filter((l) => l.alert === alert && (l.context === 'BalanceWatch' || String(l.msg ?? '').includes('LOW_BALANCE_THRESHOLD')));

@@ -1,24 +1,19 @@
 import { Client } from 'pg';
 import { TEST_SERVER_URL, sleep, waitFor } from '@cardpull/testing';
-import { startStack, type Stack } from '../support/stack';
+import { startStack, useStack, type Stack } from '../support/stack';
 import { get, workerUrl } from './support';
 
 const BALANCE_PATH = '/partners/v1/balance';
 
 describe('liveness: /health/live answers on the API and the worker with no dependency and no API key', () => {
-  let stack: Stack;
-  let noRedis: Stack;
+  let noRedis: Stack | undefined;
+  const stack = useStack({ beforeClose: () => noRedis?.close() });
   beforeAll(async () => {
-    stack = await startStack();
     noRedis = await startStack({ worker: false, db: stack.db, sim: stack.sim, env: { REDIS_URL: 'redis://127.0.0.1:1/0' } });
-  });
-  afterAll(async () => {
-    await noRedis?.close();
-    await stack?.close();
   });
 
   it('answers 200 { status: ok } on both processes, also while Redis is unreachable', async () => {
-    for (const base of [stack.apiUrl, workerUrl(stack), noRedis.apiUrl]) {
+    for (const base of [stack.apiUrl, workerUrl(stack), noRedis!.apiUrl]) {
       const res = await get(`${base}/health/live`);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ status: 'ok' });
@@ -27,11 +22,7 @@ describe('liveness: /health/live answers on the API and the worker with no depen
 });
 
 describe('readiness: Postgres and Redis decide /health/ready (503 with what is down), no API key needed', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack();
-  });
-  afterAll(() => stack?.close());
+  const stack = useStack();
 
   it('everything up: 200 ok on the API and the worker, the partner up with its cached balance', async () => {
     for (const base of [stack.apiUrl, workerUrl(stack)]) {
@@ -92,12 +83,8 @@ describe('readiness: Postgres and Redis decide /health/ready (503 with what is d
  * circuit (credentials refused, one state shared by every process), is reported as `degraded` with HTTP 200.
  */
 describe('the partner never fails readiness: an unreachable partner or an open circuit is "degraded" (200), with the reason', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    // API only: no worker whose circuit probe would close a circuit this suite opens by hand.
-    stack = await startStack({ worker: false, env: { PARTNER_CACHE_TTL_MS: '200' } });
-  });
-  afterAll(() => stack?.close());
+  // API only: no worker whose circuit probe would close a circuit this suite opens by hand.
+  const stack = useStack({ worker: false, env: { PARTNER_CACHE_TTL_MS: '200' } });
 
   it('partner failing (503 on every call): 200, status degraded, reachable false with the last failure and the last known balance', async () => {
     const known = await waitFor('a first balance', async () => {
@@ -154,12 +141,8 @@ describe('the partner never fails readiness: an unreachable partner or an open c
 
 describe('the readiness probe reads the CACHED balance: at most one partner balance call per PARTNER_CACHE_TTL_MS', () => {
   const TTL = 1_000;
-  let stack: Stack;
-  beforeAll(async () => {
-    // API only, so the probe is the only caller of GET /balance.
-    stack = await startStack({ worker: false, env: { PARTNER_CACHE_TTL_MS: String(TTL) } });
-  });
-  afterAll(() => stack?.close());
+  // API only, so the probe is the only caller of GET /balance.
+  const stack = useStack({ worker: false, env: { PARTNER_CACHE_TTL_MS: String(TTL) } });
 
   /** 60 probes over ~3 s, 5 at a time; returns the balance calls the partner received meanwhile. */
   async function probeHard(): Promise<{ calls: number[]; elapsedMs: number }> {

@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { LOCAL_DEFAULTS } from '@cardpull/config';
 import { sleep, waitFor } from '@cardpull/testing';
-import { KEYS, createOrder, insertOrder, startStack, waitForOrder, type Stack } from '../support/stack';
+import { KEYS, createOrder, insertOrder, useStack, waitForOrder } from '../support/stack';
 import { scrape, valueOf, workerUrl, type Sample } from './support';
 
 /** Every name of the brief, on both processes (histograms by their _count series). */
@@ -27,12 +27,11 @@ const EXPORTED = [
 ];
 
 describe('/metrics on the API and on the worker: cardpull_* metrics with plausible values, no API key, nothing secret', () => {
-  let stack: Stack;
+  const stack = useStack({ env: { PARTNER_CACHE_TTL_MS: '200' } });
   let bases: { api: string; worker: string };
   const orderIds: string[] = [];
 
   beforeAll(async () => {
-    stack = await startStack({ env: { PARTNER_CACHE_TTL_MS: '200' } });
     bases = { api: stack.apiUrl, worker: workerUrl(stack) };
     // The first POST /cards answers 500 before issuing: an unknown outcome, retried with the same request ID.
     await stack.sim.control.addFault({ endpoint: 'cards', mode: 'error_before_issue', status: 500, times: 1 });
@@ -43,7 +42,6 @@ describe('/metrics on the API and on the worker: cardpull_* metrics with plausib
     orderIds.push((await insertOrder(stack, { giftCardCode: 'NO-SUCH-CARD', amount: 1000 })).id);
     for (const id of orderIds) await waitForOrder(stack, id);
   });
-  afterAll(() => stack?.close());
 
   it('both processes answer without an API key, in the Prometheus text format, with every listed name', async () => {
     for (const base of [bases.api, bases.worker]) {
@@ -144,12 +142,8 @@ describe('/metrics on the API and on the worker: cardpull_* metrics with plausib
 });
 
 describe('a value that is not known is left out of the scrape, never exported as 0', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    // A partner that never answers: no balance is known yet.
-    stack = await startStack({ worker: false, env: { PARTNER_BASE_URL: 'http://127.0.0.1:1', PARTNER_TIMEOUT_MS: '300' } });
-  });
-  afterAll(() => stack?.close());
+  // A partner that never answers: no balance is known yet.
+  const stack = useStack({ worker: false, env: { PARTNER_BASE_URL: 'http://127.0.0.1:1', PARTNER_TIMEOUT_MS: '300' } });
 
   it('no balance yet: the balance gauges are absent (no false "low" and no 0 balance), the order gauges are there', async () => {
     const { samples, text } = await scrape(stack.apiUrl);
@@ -168,12 +162,8 @@ describe('a value that is not known is left out of the scrape, never exported as
 });
 
 describe('the oldest open order age counts from the oldest order not completed, failed or needs_attention', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    // No worker: the orders stay pending.
-    stack = await startStack({ worker: false });
-  });
-  afterAll(() => stack?.close());
+  // No worker: the orders stay pending.
+  const stack = useStack({ worker: false });
 
   it('a pending order created 2 minutes ago: age >= 120 s, growing between scrapes; needs_attention orders do not count', async () => {
     const pending = await insertOrder(stack, { giftCardCode: 'ACME-BOOKS-FIXED', amount: 2500 });

@@ -1,20 +1,20 @@
-import { checkInvariants, snapshot } from '../support/invariants';
-import { createOrder, insertOrder, startStack, waitForOrder, type Stack } from '../support/stack';
+import type { FaultSpecInput } from '@cardpull/testing';
+import { expectInvariants } from '../support/invariants';
+import { createOrder, insertOrder, useStack, waitForOrder } from '../support/stack';
 
 /** ARCHITECTURE.md "Partner calls and their classification", each row through the whole service (async pulls). */
 describe('classification of async pull answers', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ env: { ASYNC_MAX_ATTEMPTS: '3' } });
-  });
+  const stack = useStack({ env: { ASYNC_MAX_ATTEMPTS: '3' }, beforeClose: expectInvariants });
   afterEach(() => stack.sim.control.clearFaults());
-  afterAll(async () => {
-    if (stack) expect(checkInvariants(await snapshot(stack.db.url), await stack.sim.control.ledger())).toEqual([]);
-    await stack?.close();
-  });
 
   const partnerCalls = async (requestId: string) =>
     (await stack.sim.control.ledger()).requests.filter((r) => r.request_id === requestId).map((r) => `${r.method} ${r.status}`);
+  /** An async order placed while pull request creations for its gift card meet `fault`; returns it once it has ended. */
+  async function asyncOrderMeeting(fault: Omit<FaultSpecInput, 'endpoint' | 'gift_card_codes'>, body: { gift_card_code: string; amount: number }) {
+    await stack.sim.control.addFault({ endpoint: 'pull_requests', gift_card_codes: [body.gift_card_code], ...fault } as FaultSpecInput);
+    const { id, requestId } = await createOrder(stack, { ...body, mode: 'async' });
+    return { order: await waitForOrder(stack, id), requestId };
+  }
 
   it('status success -> card stored and order completed; polled with the same request ID', async () => {
     const { id, requestId } = await createOrder(stack, { gift_card_code: 'EURO-TRAVEL-REGION', amount: 2000, mode: 'async' });
@@ -45,9 +45,7 @@ describe('classification of async pull answers', () => {
   });
 
   it('404 pull_request_not_found when polling an ID whose creation was never acknowledged -> create again, same ID', async () => {
-    await stack.sim.control.addFault({ endpoint: 'pull_requests', mode: 'error_before_issue', status: 503, gift_card_codes: ['FAST-FREE'], times: 1 });
-    const { id, requestId } = await createOrder(stack, { gift_card_code: 'FAST-FREE', amount: 333, mode: 'async' });
-    const order = await waitForOrder(stack, id);
+    const { order, requestId } = await asyncOrderMeeting({ mode: 'error_before_issue', status: 503, times: 1 }, { gift_card_code: 'FAST-FREE', amount: 333 });
     expect(order.status).toBe('completed');
     expect(order.attempts.map((a: any) => a.request_id)).toEqual([requestId]);
     const calls = await partnerCalls(requestId);
@@ -57,29 +55,26 @@ describe('classification of async pull answers', () => {
   });
 
   it('a lost creation answer (connection reset after the partner created it) -> polling finds it', async () => {
-    await stack.sim.control.addFault({ endpoint: 'pull_requests', mode: 'reset', gift_card_codes: ['FAST-FREE'], times: 1 });
-    const { id, requestId } = await createOrder(stack, { gift_card_code: 'FAST-FREE', amount: 444, mode: 'async' });
-    const order = await waitForOrder(stack, id);
+    const { order, requestId } = await asyncOrderMeeting({ mode: 'reset', times: 1 }, { gift_card_code: 'FAST-FREE', amount: 444 });
     expect(order.status).toBe('completed');
     expect(order.attempts).toHaveLength(1);
     expect((await partnerCalls(requestId)).filter((c) => c.startsWith('POST'))).toHaveLength(1);
   });
 
   it('async status error -> a new attempt with a NEW request ID, committed before its call', async () => {
-    await stack.sim.control.addFault({ endpoint: 'pull_requests', mode: 'async_error', gift_card_codes: ['NOVA-GAMES-FREE'], times: 1 });
-    const { id, requestId } = await createOrder(stack, { gift_card_code: 'NOVA-GAMES-FREE', amount: 900, mode: 'async' });
-    const order = await waitForOrder(stack, id);
+    const { order, requestId } = await asyncOrderMeeting({ mode: 'async_error', times: 1 }, { gift_card_code: 'NOVA-GAMES-FREE', amount: 900 });
     expect(order.status).toBe('completed');
     expect(order.attempts).toHaveLength(2);
     expect(order.attempts[0]).toMatchObject({ request_id: requestId, state: 'failed_definitive', partner_status: 'error' });
     expect(order.attempts[1]).toMatchObject({ state: 'succeeded' });
     expect(order.attempts[1].request_id).not.toBe(requestId);
+    // Committed (created_at, the transaction's time) before the partner first saw it.
+    const firstCall = (await stack.sim.control.ledger()).requests.find((r) => r.method === 'POST' && r.request_id === order.attempts[1].request_id)!;
+    expect(Date.parse(order.attempts[1].created_at)).toBeLessThanOrEqual(Date.parse(firstCall.at));
   });
 
   it('async status error ASYNC_MAX_ATTEMPTS times -> failed with pull_request_error', async () => {
-    await stack.sim.control.addFault({ endpoint: 'pull_requests', mode: 'async_error', gift_card_codes: ['EURO-TRAVEL-REGION'] });
-    const { id } = await createOrder(stack, { gift_card_code: 'EURO-TRAVEL-REGION', amount: 5000, mode: 'async' });
-    const order = await waitForOrder(stack, id);
+    const { order } = await asyncOrderMeeting({ mode: 'async_error' }, { gift_card_code: 'EURO-TRAVEL-REGION', amount: 5000 });
     expect(order.status).toBe('failed');
     expect(order.error.code).toBe('pull_request_error');
     expect(order.attempts).toHaveLength(3);

@@ -1,24 +1,20 @@
 import { Client } from 'pg';
-import { checkInvariants, secretsIn, snapshot } from '../support/invariants';
-import { createOrder, insertOrder, startStack, waitForOrder, type Stack } from '../support/stack';
+import { expectInvariants, secretsIn } from '../support/invariants';
+import { createOrder, insertOrder, useStack, waitForOrder } from '../support/stack';
 
 /** ARCHITECTURE.md "Partner calls and their classification", each row through the whole service (sync pulls). */
 describe('classification of sync pull answers', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    // A first-retry delay well apart from the interval, so the two are told apart even on a loaded machine;
-    // a window that leaves a hang (3 s at the partner, then "come back later" until it ends) room to finish.
-    stack = await startStack({ env: { UNKNOWN_OUTCOME_WINDOW_MS: '6000', SYNC_RETRY_FIRST_DELAY_MS: '1200' }, simEnv: { SIM_MODE: 'staging' } });
+  // A first-retry delay well apart from the interval, so the two are told apart even on a loaded machine;
+  // a window that leaves a hang (3 s at the partner, then "come back later" until it ends) room to finish.
+  const stack = useStack({
+    env: { UNKNOWN_OUTCOME_WINDOW_MS: '6000', SYNC_RETRY_FIRST_DELAY_MS: '1200' },
+    simEnv: { SIM_MODE: 'staging' },
+    beforeClose: async (s) => {
+      await expectInvariants(s);
+      expect(secretsIn(s.logs.text, await s.sim.control.ledger())).toEqual([]);
+    },
   });
   afterEach(() => stack.sim.control.clearFaults());
-  afterAll(async () => {
-    if (stack) {
-      const ledger = await stack.sim.control.ledger();
-      expect(checkInvariants(await snapshot(stack.db.url), ledger)).toEqual([]);
-      expect(secretsIn(stack.logs.text, ledger)).toEqual([]);
-    }
-    await stack?.close();
-  });
 
   const requestsFor = async (requestId: string) => (await stack.sim.control.ledger()).requests.filter((r) => r.request_id === requestId && r.method === 'POST');
 

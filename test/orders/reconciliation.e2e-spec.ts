@@ -4,19 +4,12 @@ import { join } from 'node:path';
 import { Pool } from 'pg';
 import { PartnerClient } from '@cardpull/partner-client';
 import { Reconciler, reconciliationReport, toCsv } from '@cardpull/orders';
-import { checkInvariants, snapshot } from '../support/invariants';
-import { createOrder, insertOrder, startStack, waitForOrder, type Stack } from '../support/stack';
+import { expectInvariants } from '../support/invariants';
+import { createOrder, insertOrder, useStack, waitForOrder } from '../support/stack';
 
 describe('reconciliation: attempts left unknown are re-checked; a report flags every mismatch', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    // The window must be long enough for a healthy pull on a loaded machine, short enough to reach needs_attention quickly.
-    stack = await startStack({ env: { UNKNOWN_OUTCOME_WINDOW_MS: '2500', RECONCILE_INTERVAL_MS: '3600000' } });
-  });
-  afterAll(async () => {
-    if (stack) expect(checkInvariants(await snapshot(stack.db.url), await stack.sim.control.ledger())).toEqual([]);
-    await stack?.close();
-  });
+  // The window must be long enough for a healthy pull on a loaded machine, short enough to reach needs_attention quickly.
+  const stack = useStack({ env: { UNKNOWN_OUTCOME_WINDOW_MS: '2500', RECONCILE_INTERVAL_MS: '3600000' }, beforeClose: expectInvariants });
   const reconciler = () => stack.worker!.get(Reconciler);
 
   it.each(['sync', 'async'])('a %s order in needs_attention is completed by the re-check with its SAME request ID once the partner answers', async (mode) => {

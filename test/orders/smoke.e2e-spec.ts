@@ -1,12 +1,8 @@
 import { waitFor } from '@cardpull/testing';
-import { idemKey, startStack, type Stack } from '../support/stack';
+import { idemKey, useStack } from '../support/stack';
 
 describe('smoke: a sync and an async order complete with a card', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack();
-  });
-  afterAll(() => stack?.close());
+  const stack = useStack();
 
   it.each(['sync', 'async'])('%s order', async (mode) => {
     const res = await stack.call('POST', '/v1/orders', {

@@ -1,14 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
 import { Vault, reencryptCards } from '@cardpull/vault';
-import { createOrder, startStack, waitForOrder, type Stack } from '../support/stack';
+import { createOrder, useStack, waitForOrder } from '../support/stack';
 
 describe('card vault key rotation: a command re-encrypts every card with the active key', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack();
-  });
-  afterAll(() => stack?.close());
+  const stack = useStack();
 
   it('re-seals cards under the new first key; codes and PINs still read the same; re-running is a no-op', async () => {
     const ids = [];

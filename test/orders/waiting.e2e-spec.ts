@@ -1,19 +1,12 @@
-import { checkInvariants, snapshot } from '../support/invariants';
-import { createOrder, startStack, waitForOrder, type Stack } from '../support/stack';
+import { expectInvariants } from '../support/invariants';
+import { createOrder, startStack, useStack, waitForOrder } from '../support/stack';
 
 /** out_of_stock / not_enough_funds: the order waits (new request ID when it can go on), or fails at the deadline. */
 describe('waiting instead of failing: awaiting_stock and awaiting_funds', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack();
-  });
+  const stack = useStack({ beforeClose: expectInvariants });
   afterEach(async () => {
     await stack.sim.control.setStock('ACME-BOOKS-FIXED', 200, 5000);
     await stack.sim.control.setBalance(1_000_000);
-  });
-  afterAll(async () => {
-    if (stack) expect(checkInvariants(await snapshot(stack.db.url), await stack.sim.control.ledger())).toEqual([]);
-    await stack?.close();
   });
 
   it.each(['sync', 'async'])('out_of_stock (%s) -> awaiting_stock, then resumed with a NEW request ID when stock returns', async (mode) => {
@@ -50,7 +43,7 @@ describe('waiting instead of failing: awaiting_stock and awaiting_funds', () => 
       expect(order.error.code).toBe('out_of_stock');
       expect(order.error.message).toMatch(/deadline/);
       expect(order.attempts).toHaveLength(1);
-      expect(checkInvariants(await snapshot(short.db.url), await short.sim.control.ledger())).toEqual([]);
+      await expectInvariants(short);
     } finally {
       await short.close();
     }

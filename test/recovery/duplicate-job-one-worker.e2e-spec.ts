@@ -1,5 +1,5 @@
 import { waitFor } from '@cardpull/testing';
-import { startStack, type Stack } from '../support/stack';
+import { useStack } from '../support/stack';
 import {
   GIFT_CARD,
   cardsOf,
@@ -25,11 +25,7 @@ const LATENCY_MS = 2_000;
  * second copy must wait for the lease, not take it over: nobody died, the call is still running.
  */
 describe('Invariant 5: a step whose job runs twice at once in one worker process still sends its request ID once at a time', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ env: { PARTNER_TIMEOUT_MS: String(TIMEOUT_MS) } });
-  });
-  afterAll(() => stack?.close());
+  const stack = useStack({ env: { PARTNER_TIMEOUT_MS: String(TIMEOUT_MS) } });
 
   it('the second copy of the job does not declare the live call interrupted nor send the request ID while it runs', async () => {
     await stack.sim.control.addFault({ endpoint: 'cards', mode: 'latency', latency_ms: LATENCY_MS, gift_card_codes: [GIFT_CARD], times: 1 });

@@ -1,6 +1,6 @@
 import { waitFor } from '@cardpull/testing';
 import { spawnWorker, stopAllProcesses } from '../support/processes';
-import { startStack, type Stack } from '../support/stack';
+import { useStack } from '../support/stack';
 import { GIFT_CARD, cardsOf, dbPicture, ms, pidOfActor, placeOrder, postsOf, summary, waitForCompleted } from './support/recovery';
 
 const LATENCY_MS = 1_500;
@@ -27,14 +27,7 @@ function stepFailures(logs: string[]): string[] {
  * (latency 1.5 s, below this suite's 3 s client timeout) so the signal surely lands mid-call.
  */
 describe('Graceful shutdown: on SIGTERM a worker finishes its in-flight partner call, records its answer, then exits 0', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ worker: false, env: { PARTNER_TIMEOUT_MS: '3000' } });
-  });
-  afterAll(async () => {
-    await stopAllProcesses();
-    await stack?.close();
-  });
+  const stack = useStack({ worker: false, env: { PARTNER_TIMEOUT_MS: '3000' }, beforeClose: stopAllProcesses });
 
   it('a sync order whose POST /cards is in flight at SIGTERM is completed by that worker, with the one card issued', async () => {
     const worker = spawnWorker(stack.env, { label: 'worker receiving SIGTERM' });

@@ -1,4 +1,4 @@
-import { startStack, type Stack } from '../support/stack';
+import { useStack } from '../support/stack';
 import { GIFT_CARD, cardsOf, dbPicture, ms, placeOrder, postsOf, summary, waitForCompleted } from './support/recovery';
 
 const TIMEOUT_MS = 1_000;
@@ -14,11 +14,7 @@ const TOLERANCE_MS = 100;
  * No kill: the worker runs in this process.
  */
 describe('Invariant 2: after a partner hang longer than the timeout, the same request ID is retried after SYNC_RETRY_FIRST_DELAY_MS', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ env: { PARTNER_TIMEOUT_MS: String(TIMEOUT_MS), SYNC_RETRY_FIRST_DELAY_MS: String(FIRST_DELAY_MS) } });
-  });
-  afterAll(() => stack?.close());
+  const stack = useStack({ env: { PARTNER_TIMEOUT_MS: String(TIMEOUT_MS), SYNC_RETRY_FIRST_DELAY_MS: String(FIRST_DELAY_MS) } });
 
   it('retries with the same X-RequestId no earlier than call + timeout + first delay, and stores the card of the first call', async () => {
     await stack.sim.control.addFault({ endpoint: 'cards', mode: 'hang', gift_card_codes: [GIFT_CARD], times: 1 });

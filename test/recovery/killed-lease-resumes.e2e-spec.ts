@@ -1,7 +1,7 @@
 import { leaseMs } from '@cardpull/orders/timings';
 import { waitFor } from '@cardpull/testing';
 import { spawnWorker, stopAllProcesses, type AppProcess } from '../support/processes';
-import { startStack, type Stack } from '../support/stack';
+import { useStack } from '../support/stack';
 import {
   GIFT_CARD,
   cardsOf,
@@ -24,15 +24,8 @@ import {
  * WORKER_LOCK_MS + WORKER_STALLED_INTERVAL_MS + lease, counted from the kill.
  */
 describe('Invariants 4 and 5: a killed worker\'s leased step resumes on another worker within WORKER_LOCK_MS + WORKER_STALLED_INTERVAL_MS + lease', () => {
-  let stack: Stack;
+  const stack = useStack({ worker: false, beforeClose: stopAllProcesses });
   let workers: AppProcess[];
-  beforeAll(async () => {
-    stack = await startStack({ worker: false });
-  });
-  afterAll(async () => {
-    await stopAllProcesses();
-    await stack?.close();
-  });
 
   it.each([
     ['sync', 'cards'],

@@ -1,5 +1,5 @@
 import { waitFor } from '@cardpull/testing';
-import { startStack, type Stack } from '../support/stack';
+import { useStack } from '../support/stack';
 import { GIFT_CARD, cardsOf, describeOrders, ms, placeOrder, postsOf, summary, waitForCompleted, withDb } from './support/recovery';
 
 const FIRST_DELAY_MS = 1_500;
@@ -11,11 +11,7 @@ const FIRST_DELAY_MS = 1_500;
  * sweeper sees no live job for the step and must put one back; a lost job only delays its order.
  */
 describe('Invariant 4: a lost job only delays its order, even when Redis lost its entry and kept its hash', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ env: { SYNC_RETRY_FIRST_DELAY_MS: String(FIRST_DELAY_MS) } });
-  });
-  afterAll(() => stack?.close());
+  const stack = useStack({ env: { SYNC_RETRY_FIRST_DELAY_MS: String(FIRST_DELAY_MS) } });
 
   it('the sweeper re-enqueues the step whose delayed entry was lost, and the order completes', async () => {
     // The first call hangs past the timeout: the same-ID retry waits FIRST_DELAY_MS in the delayed set.

@@ -1,6 +1,6 @@
 import { waitFor } from '@cardpull/testing';
 import { checkInvariants, snapshot } from '../support/invariants';
-import { startStack, type Stack } from '../support/stack';
+import { useStack } from '../support/stack';
 import { cardProblems, dbPicture, flushAll, liveJobCount, ms, placeOrder, summary, waitForAllEnded, withDb, type Mode, type OrderView } from './support/recovery';
 
 const N = 30;
@@ -12,11 +12,7 @@ const N = 30;
  * delay them: the sweeper re-derives every pending step from Postgres. API and worker run in this process.
  */
 describe('Invariant 4: Redis is disposable: with every queue key deleted mid-run, all orders still complete, one card each', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack();
-  });
-  afterAll(() => stack?.close());
+  const stack = useStack();
 
   it(`${N} mixed sync/async orders against a slow partner survive a flush of every key`, async () => {
     const control = stack.sim.control;

@@ -1,5 +1,5 @@
 import { spawnWorker, stopAllProcesses } from '../support/processes';
-import { startStack, type Stack } from '../support/stack';
+import { useStack } from '../support/stack';
 import {
   GIFT_CARD,
   cardsOf,
@@ -21,14 +21,7 @@ import {
  * order. The API runs in this process; the workers are the built worker, as real processes.
  */
 describe('Invariants 2 and 3: a worker killed after the partner issued the card, before storing it, loses no card and mints no new request ID', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ worker: false });
-  });
-  afterAll(async () => {
-    await stopAllProcesses();
-    await stack?.close();
-  });
+  const stack = useStack({ worker: false, beforeClose: stopAllProcesses });
 
   it.each([
     ['sync', 'cards'],

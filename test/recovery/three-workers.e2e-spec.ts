@@ -1,7 +1,6 @@
-import { waitFor } from '@cardpull/testing';
 import { spawnWorker, stopAllProcesses, type AppProcess } from '../support/processes';
 import { checkInvariants, snapshot } from '../support/invariants';
-import { startStack, type Stack } from '../support/stack';
+import { useStack } from '../support/stack';
 import {
   cardProblems,
   dbPicture,
@@ -14,7 +13,6 @@ import {
   placeOrder,
   summary,
   waitForAllEnded,
-  withDb,
   type Mode,
   type OrderView,
 } from './support/recovery';
@@ -34,16 +32,11 @@ const N = 60;
  * nobody is not a concurrent call. Only POSTs count: polls (GET) are reads and may run side by side.
  */
 describe('Invariant 5: at-least-once jobs, exactly-once effects: three workers on the same orders never send one request ID twice at once', () => {
-  let stack: Stack;
+  const stack = useStack({ worker: false, beforeClose: stopAllProcesses });
   let workers: AppProcess[];
   beforeAll(async () => {
-    stack = await startStack({ worker: false });
     workers = [1, 2, 3].map((n) => spawnWorker(stack.env, { label: `worker ${n}` }));
     await Promise.all(workers.map((w) => w.ready()));
-  });
-  afterAll(async () => {
-    await stopAllProcesses();
-    await stack?.close();
   });
 
   it(`${N} orders with faults on a share of the calls: no overlapping sends, one card per order, ledger = database`, async () => {

@@ -1,11 +1,7 @@
-import { KEYS, idemKey, startStack, type Stack } from '../support/stack';
+import { KEYS, idemKey, useStack, type Stack } from '../support/stack';
 
 describe('security: per-client rate limiting answers 429 (RATE_LIMIT_PER_CLIENT per RATE_LIMIT_WINDOW_MS)', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ worker: false, env: { RATE_LIMIT_PER_CLIENT: '5', RATE_LIMIT_WINDOW_MS: '3000' } });
-  });
-  afterAll(() => stack?.close());
+  const stack = useStack({ worker: false, env: { RATE_LIMIT_PER_CLIENT: '5', RATE_LIMIT_WINDOW_MS: '3000' } });
 
   it('the sixth request of a client in the window gets 429 in the envelope with Retry-After; other clients are not affected', async () => {
     const statuses: number[] = [];

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
 import { secretsIn } from '../support/invariants';
-import { KEYS, createOrder, startStack, waitForOrder, type Stack } from '../support/stack';
+import { KEYS, createOrder, useStack, waitForOrder } from '../support/stack';
 
 const PARTNER = {
   apiKey: `pk-${randomBytes(12).toString('hex')}`,
@@ -15,21 +15,17 @@ const PARTNER = {
  * credentials unique to this suite so a match cannot be a coincidence.
  */
 describe('security: partner credentials, signatures and card secrets stay out of logs and responses', () => {
-  let stack: Stack;
   const answers: string[] = [];
-  beforeAll(async () => {
-    stack = await startStack({
-      env: {
-        LOG_LEVEL: 'debug',
-        PARTNER_API_KEY: PARTNER.apiKey,
-        PARTNER_IDENTIFIER: PARTNER.identifier,
-        PARTNER_SHARED_KEY: PARTNER.sharedKey,
-        ADMIN_USERS: 'ops:ops-password-1',
-      },
-      simEnv: { SIM_API_KEY: PARTNER.apiKey, SIM_IDENTIFIER: PARTNER.identifier, SIM_SHARED_KEY: PARTNER.sharedKey },
-    });
+  const stack = useStack({
+    env: {
+      LOG_LEVEL: 'debug',
+      PARTNER_API_KEY: PARTNER.apiKey,
+      PARTNER_IDENTIFIER: PARTNER.identifier,
+      PARTNER_SHARED_KEY: PARTNER.sharedKey,
+      ADMIN_USERS: 'ops:ops-password-1',
+    },
+    simEnv: { SIM_API_KEY: PARTNER.apiKey, SIM_IDENTIFIER: PARTNER.identifier, SIM_SHARED_KEY: PARTNER.sharedKey },
   });
-  afterAll(() => stack?.close());
 
   const get = async (path: string, headers: Record<string, string> = { authorization: `Bearer ${KEYS.shop}` }) => {
     const res = await request(`${stack.apiUrl}${path}`, { headers });

@@ -7,17 +7,25 @@ export interface DbSnapshot {
   cards: { order_id: string; request_id: string; partner_card_id: string; code_enc: Buffer; pin_enc: Buffer | null }[];
 }
 
+/** Orders, attempts and cards as one consistent picture (one repeatable-read transaction), even while workers run. */
 export async function snapshot(databaseUrl: string): Promise<DbSnapshot> {
   const pg = new Client({ connectionString: databaseUrl });
   await pg.connect();
   try {
+    await pg.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     const orders = await pg.query('SELECT id, status, next_step, next_step_at, error_code, error_message FROM orders');
     const attempts = await pg.query('SELECT request_id, order_id, seq, state, created_at, call_count FROM attempts ORDER BY order_id, seq');
     const cards = await pg.query('SELECT order_id, request_id, partner_card_id, code_enc, pin_enc FROM cards');
+    await pg.query('COMMIT');
     return { orders: orders.rows, attempts: attempts.rows, cards: cards.rows };
   } finally {
     await pg.end();
   }
+}
+
+/** checkInvariants against a stack's database and its simulator's ledger, as an expectation (a suite's last check). */
+export async function expectInvariants(stack: { db: { url: string }; sim: { control: { ledger(): Promise<LedgerView> } } }): Promise<void> {
+  expect(checkInvariants(await snapshot(stack.db.url), await stack.sim.control.ledger())).toEqual([]);
 }
 
 /**
@@ -61,6 +69,16 @@ export function checkInvariants(db: DbSnapshot, ledger: LedgerView): string[] {
   for (const [orderId, n] of cardsPerOrder) if (n > 1) problems.push(`invariant 3: order ${orderId} was issued ${n} cards`);
   const requestIdsWithCards = new Set(ledgerCards.map((c) => c.request_id));
   if (requestIdsWithCards.size !== ledgerCards.length) problems.push('invariant 3: a request ID was issued two cards');
+  // The card and its order's completion commit together: no card on an order that is not completed, and no
+  // completed order without its card (once completed, nothing would store it any more).
+  const statusOf = new Map(db.orders.map((o) => [o.id, o.status]));
+  const ordersWithCards = new Set(db.cards.map((c) => c.order_id));
+  for (const c of db.cards) {
+    if (statusOf.get(c.order_id) !== 'completed') problems.push(`invariant 3: card ${c.partner_card_id} is stored on order ${c.order_id}, which is ${statusOf.get(c.order_id) ?? 'missing'}`);
+  }
+  for (const o of db.orders) {
+    if (o.status === 'completed' && !ordersWithCards.has(o.id)) problems.push(`invariant 3: order ${o.id} is completed without a card`);
+  }
 
   // 2. Same ID until a definitive answer: an order's attempts before the last are all failed_definitive.
   const byOrder = new Map<string, DbSnapshot['attempts']>();

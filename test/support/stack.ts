@@ -173,6 +173,75 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   return stack;
 }
 
+export interface UseStackOptions extends StackOptions {
+  /**
+   * Runs in afterAll before the stack closes, even if a test failed: a last check against the stack, or
+   * stopping what the suite started beside it (worker processes, a second stack on the same database).
+   * jest runs a block's afterAll hooks in the order they were declared, so work that needs the stack goes
+   * here rather than in an afterAll of its own.
+   */
+  beforeClose?: (stack: Stack) => Promise<unknown> | unknown;
+}
+
+/**
+ * The usual stack of a describe block (or test file), as jest hooks: startStack(opts) in beforeAll,
+ * `beforeClose` then close in afterAll. The handle answers for the stack that beforeAll started, so read it
+ * inside tests and hooks (declared after this call), not while tests are being collected.
+ */
+export function useStack(opts: UseStackOptions = {}): Stack {
+  let started: Stack | undefined;
+  const stack = (): Stack => {
+    if (!started) throw new Error('useStack: the stack is started in beforeAll; use it inside tests and hooks');
+    return started;
+  };
+  beforeAll(async () => {
+    started = await startStack(opts);
+  });
+  afterAll(async () => {
+    const closing = started;
+    if (!closing) return;
+    try {
+      await opts.beforeClose?.(closing);
+    } finally {
+      started = undefined;
+      await closing.close();
+    }
+  });
+  return {
+    get config() {
+      return stack().config;
+    },
+    get env() {
+      return stack().env;
+    },
+    get db() {
+      return stack().db;
+    },
+    get redis() {
+      return stack().redis;
+    },
+    get sim() {
+      return stack().sim;
+    },
+    get api() {
+      return stack().api;
+    },
+    get apiUrl() {
+      return stack().apiUrl;
+    },
+    get worker() {
+      return stack().worker;
+    },
+    get logs() {
+      return stack().logs;
+    },
+    call: (method, path, o) => stack().call(method, path, o),
+    startWorker: () => stack().startWorker(),
+    stopWorker: () => stack().stopWorker(),
+    close: () => stack().close(),
+  };
+}
+
 /**
  * nestjs-pino keeps one pino logger per process (the first app's), so every stack of a test file logs to
  * the same capture: `stack.logs` is this process's log output.
