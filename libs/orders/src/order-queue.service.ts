@@ -2,20 +2,12 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import type { OrderStep } from '@cardpull/db';
+import { withTimeout } from '@cardpull/platform/timeout';
 import { ORDERS_QUEUE, ORDER_JOB_OPTIONS, orderStepJobId, type OrderJobData } from '@cardpull/queue';
 import { liveJobIds } from './queue-repair';
 import { TurnBatch } from './turn-batch';
 
 const ENQUEUE_TIMEOUT_MS = 1_000;
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
-  });
-  promise.catch(() => undefined);
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 export interface ScheduledStep {
   orderId: string;
@@ -75,7 +67,7 @@ export class OrderQueue {
         batch.length === 1
           ? this.queue.add(batch[0]!.step.step, this.data(batch[0]!.step), this.options(batch[0]!.step))
           : this.queue.addBulk(batch.map(({ step }) => ({ name: step.step, data: this.data(step), opts: this.options(step) })));
-      await withTimeout<unknown>(add, ENQUEUE_TIMEOUT_MS);
+      await withTimeout<unknown>(add, ENQUEUE_TIMEOUT_MS, `Redis did not answer within ${ENQUEUE_TIMEOUT_MS} ms`);
       for (const w of batch) w.done(true);
     } catch (error) {
       this.log.warn(
