@@ -34,6 +34,25 @@ describe('waiting instead of failing: awaiting_stock and awaiting_funds', () => 
     expect(done.attempts).toHaveLength(2);
   });
 
+  it('orders waiting at once share the partner reads: one GET /balance per re-check round, not one per order', async () => {
+    await stack.sim.control.setBalance(1);
+    const ids = await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => (await createOrder(stack, { gift_card_code: 'NOVA-GAMES-FREE', amount: 20000 + 100 * i })).id),
+    );
+    for (const id of ids) await waitForOrder(stack, id, (o) => o.status === 'awaiting_funds');
+    const balanceReads = async () => (await stack.sim.control.ledger()).requests.filter((r) => r.method === 'GET' && r.path === '/partners/v1/balance').length;
+    const before = await balanceReads();
+    const started = Date.now();
+    await new Promise((r) => setTimeout(r, 2_000));
+    const reads = (await balanceReads()) - before;
+    // 12 orders re-checked every AWAIT_RECHECK_INTERVAL_MS: one call per order would be 12 per round.
+    const rounds = Math.ceil((Date.now() - started) / stack.config.AWAIT_RECHECK_INTERVAL_MS);
+    expect(reads).toBeGreaterThan(0);
+    expect(reads).toBeLessThanOrEqual(rounds + 1);
+    await stack.sim.control.setBalance(10_000);
+    for (const id of ids) expect((await waitForOrder(stack, id)).status).toBe('completed');
+  });
+
   it('a waiting order fails at AWAIT_DEADLINE_MS with the partner’s reason', async () => {
     const short = await startStack({ env: { AWAIT_DEADLINE_MS: '1000' } });
     try {

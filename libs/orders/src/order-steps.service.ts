@@ -4,6 +4,7 @@ import type { OrderStep } from '@cardpull/db';
 import { PartnerClient, type PartnerOutcome, type PullRequest } from '@cardpull/partner-client';
 import type { OrderJobData } from '@cardpull/queue';
 import { newRequestId } from './ids';
+import { PartnerSnapshots } from './partner-watch';
 import type { AttemptRow, OrderRow } from './order.types';
 import { StepOutcomes, isAcknowledged, type StepResult, type UnknownOutcome } from './step-outcomes.service';
 import { StepsRepository, type LeaseResult } from './steps.repository';
@@ -21,6 +22,7 @@ export class OrderSteps {
     private readonly steps: StepsRepository,
     private readonly outcomes: StepOutcomes,
     private readonly partner: PartnerClient,
+    private readonly snapshots: PartnerSnapshots,
   ) {}
 
   private get config() {
@@ -199,16 +201,26 @@ export class OrderSteps {
     });
   }
 
+  /**
+   * The waiting checks read the partner through PartnerSnapshots, with an age of at most half the
+   * re-check interval (2 s at most): every order waiting at once shares one GET /balance or one inventory
+   * read (in flight in this process, in Postgres across processes) instead of one call per order. A copy
+   * that could not be refreshed (stale) is not trusted: the order waits one more interval.
+   */
+  private get waitCheckMaxAgeMs(): number {
+    return Math.min(2_000, Math.floor(this.config.AWAIT_RECHECK_INTERVAL_MS / 2));
+  }
+
   private async fundsAvailable(order: OrderRow): Promise<boolean> {
-    const out = await this.partner.getBalance();
+    const balance = await this.snapshots.balance(this.waitCheckMaxAgeMs);
     // Balance is in currency units, amounts in minor units (see the simulator's README for this reading).
-    return out.kind === 'success' && out.value.balance.amount * 100 >= order.amount;
+    return !!balance && !balance.stale && balance.data.balance.amount * 100 >= order.amount;
   }
 
   private async stockAvailable(order: OrderRow): Promise<boolean> {
-    const out = await this.partner.getInventory(order.giftCardCode);
-    if (out.kind !== 'success') return false;
-    const inv = out.value.inventories;
+    const inventory = await this.snapshots.inventory(order.giftCardCode, this.waitCheckMaxAgeMs);
+    if (!inventory || inventory.stale) return false;
+    const inv = inventory.data.inventories;
     if (inv.end_to_end_api?.available_amount === 'unlimited') return true;
     const stock = inv.stocks.find((s) => s.facial_value === order.amount);
     if (stock) return stock.owned_quantity + (stock.shared_quantity ?? 0) > 0;
