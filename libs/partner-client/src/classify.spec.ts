@@ -58,4 +58,9 @@ describe('ARCHITECTURE.md "Partner calls and their classification", row by row',
   ])('HTTP %d -> unknown (%s): retry the same request ID', (status, body, reason) => {
     expect(k('createCard', status, body)).toMatchObject({ kind: 'unknown', reason });
   });
+  it('"come back later" in a 2xx shape (202, or a body with only a status) -> unknown (in_progress), never a card', () => {
+    expect(k('createCard', 202, { status: 'processing' })).toMatchObject({ kind: 'unknown', reason: 'in_progress' });
+    expect(k('createCard', 202, undefined)).toMatchObject({ kind: 'unknown', reason: 'in_progress' });
+    expect(k('createCard', 200, { status: 'pending' })).toMatchObject({ kind: 'unknown', reason: 'in_progress' });
+  });
 });

@@ -36,9 +36,13 @@ export function classify<T>(
 ): PartnerOutcome<T> {
   if (httpStatus >= 200 && httpStatus < 300) {
     const value = body === undefined ? undefined : parseSuccess(body);
-    return value === undefined
-      ? { kind: 'unknown', reason: 'unparseable', httpStatus, message: `unexpected ${httpStatus} body from ${endpoint}` }
-      : { kind: 'success', value, httpStatus };
+    if (value !== undefined) return { kind: 'success', value, httpStatus };
+    // "Come back later" in a 2xx shape (202, or a body that only carries a status such as "processing"):
+    // the spec does not show that answer's shape. Not a card either way: the same request ID later.
+    const pending = httpStatus === 202 || typeof (body as { status?: unknown } | undefined)?.status === 'string';
+    return pending
+      ? { kind: 'unknown', reason: 'in_progress', httpStatus, message: `${httpStatus} without a result from ${endpoint} (come back later)` }
+      : { kind: 'unknown', reason: 'unparseable', httpStatus, message: `unexpected ${httpStatus} body from ${endpoint}` };
   }
   const envelope = envelopeSchema.safeParse(body);
   const first = envelope.success ? envelope.data.errors[0] : undefined;

@@ -34,8 +34,11 @@ export type PartnerOutcome<T> =
   | { kind: 'request_id_used'; message: string; httpStatus: number }
   /** 404 pull_request_not_found / card_not_found when reading a resource by our ID. */
   | { kind: 'not_found'; code: string; message: string; httpStatus: number }
-  /** Timeout, network error, 5xx, 429, unknown code, "come back later", malformed answer: retry the same ID. */
-  | { kind: 'unknown'; reason: UnknownReason; message: string; httpStatus?: number; code?: string };
+  /**
+   * Timeout, network error, 5xx, 429, unknown code, "come back later", malformed answer: retry the same ID.
+   * `retryAfterMs`: the partner's Retry-After, when it sent one (the same ID is not sent again before it).
+   */
+  | { kind: 'unknown'; reason: UnknownReason; message: string; httpStatus?: number; code?: string; retryAfterMs?: number };
 
 export type OutcomeKind = PartnerOutcome<unknown>['kind'];
 

@@ -1,5 +1,6 @@
 import { Pool } from 'undici';
 import { classify } from './classify';
+import { retryAfterMs } from './retry-after';
 import type { PartnerEndpoint, PartnerOutcome } from './outcome';
 import {
   parseBalance,
@@ -156,6 +157,10 @@ export class PartnerClient {
       });
       const text = await readText(res.body);
       outcome = classify(endpoint, res.statusCode, parseJson(text), parse);
+      if (outcome.kind === 'unknown') {
+        const wait = retryAfterMs(res.headers['retry-after'], res.headers.date);
+        if (wait !== undefined) outcome.retryAfterMs = wait;
+      }
     } catch (error) {
       outcome = transportFailure(error);
     }
