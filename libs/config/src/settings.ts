@@ -48,6 +48,13 @@ const serviceObject = z.object({
     ASYNC_POLL_INTERVAL_MAX_MS: timing(10_000, 1),
     /** How long an attempt with an unknown outcome is retried with its request ID before `needs_attention`. */
     UNKNOWN_OUTCOME_WINDOW_MS: timing(30 * 60_000, 1),
+    /**
+     * 404s on GET /pull_requests/:id proof that the partner never had that pull request only once they are
+     * spread over this long (read copies may lag behind a creation): then it is created again with the same
+     * request ID, or a business error answered to its re-creation is believed. Keep it well above the
+     * partner's read lag.
+     */
+    PULL_REQUEST_SETTLE_MS: timing(3 * 60_000, 1),
     SWEEP_INTERVAL_MS: timing(5_000, 100),
     /** Maximum number of async attempts (request IDs) of one order that may end in status `error`. */
     ASYNC_MAX_ATTEMPTS: intSetting(3, 1, 100),
