@@ -42,7 +42,7 @@ const COMPLETE = `WITH card AS (
   ), att AS (
     UPDATE attempts SET state = 'succeeded', partner_status = 'issued', updated_at = now() WHERE request_id = $3
   )
-  UPDATE orders SET status = 'completed', completed_at = now(), next_step = NULL, next_step_at = NULL, step_seq = step_seq + 1, updated_at = now()
+  UPDATE orders SET status = 'completed', card_id = $1, completed_at = now(), next_step = NULL, next_step_at = NULL, step_seq = step_seq + 1, updated_at = now()
   WHERE id = $2 AND status <> 'completed'`;
 
 let completed = 0;

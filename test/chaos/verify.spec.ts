@@ -35,9 +35,9 @@ const card = (id: string, requestId: string, code = `CODE${id.padStart(12, '0')}
 function picture(): { db: DbSnapshot; ledger: LedgerView } {
   return {
     db: {
-      orders: [{ id: 'o1', status: 'completed', next_step: null, next_step_at: null, error_code: null, error_message: null }],
+      orders: [{ id: 'o1', status: 'completed', next_step: null, next_step_at: null, error_code: null, error_message: null, card_id: 'k1' }],
       attempts: [{ request_id: 'r1', order_id: 'o1', seq: 1, state: 'succeeded', created_at: new Date(T0 - 10), call_count: 1 }],
-      cards: [{ order_id: 'o1', request_id: 'r1', partner_card_id: 'c1', code_enc: Buffer.from('encrypted'), pin_enc: Buffer.from('encrypted') }],
+      cards: [{ id: 'k1', order_id: 'o1', request_id: 'r1', partner_card_id: 'c1', role: 'order', code_enc: Buffer.from('encrypted'), pin_enc: Buffer.from('encrypted') }],
     },
     ledger: { requests: [post('r1', 0)], cards: [card('c1', 'r1')] },
   };
@@ -86,7 +86,8 @@ describe('chaos verdict', () => {
       { request_id: 'r1', order_id: 'o1', seq: 1, state: 'unknown', created_at: new Date(T0 - 10), call_count: 1 },
       { request_id: 'r2', order_id: 'o1', seq: 2, state: 'succeeded', created_at: new Date(T0 + 4000), call_count: 1 },
     ];
-    db.cards = [{ order_id: 'o1', request_id: 'r2', partner_card_id: 'c2', code_enc: Buffer.from('x'), pin_enc: null }];
+    db.cards = [{ id: 'k2', order_id: 'o1', request_id: 'r2', partner_card_id: 'c2', role: 'order', code_enc: Buffer.from('x'), pin_enc: null }];
+    db.orders[0]!.card_id = 'k2';
     expect(invariantViolations(db, ledger).join()).toMatch(/invariant 2: order o1 got a new request ID after r1 ended unknown \(a request ID was replaced/);
     // The same, with our database claiming a definitive failure the partner never gave.
     db.attempts[0]!.state = 'failed_definitive';
@@ -123,7 +124,7 @@ describe('chaos verdict', () => {
 
   it('orders not terminal, and orders the API confirmed that are not in the database', () => {
     const { db } = picture();
-    db.orders.push({ id: 'o2', status: 'in_progress', next_step: 'async_poll', next_step_at: new Date(T0), error_code: null, error_message: null });
+    db.orders.push({ id: 'o2', status: 'in_progress', next_step: 'async_poll', next_step_at: new Date(T0), error_code: null, error_message: null, card_id: null });
     expect(notTerminal(db, 300)).toEqual([expect.stringMatching(/^1 orders not terminal 300 s after the faults stopped \(in_progress 1\)/)]);
     expect(intakeConsistency(['o1', 'o3'], db)).toEqual([
       expect.stringMatching(/1 orders answered 202\/200 by the API are not in the database: o3/),

@@ -72,49 +72,59 @@ describe('invariant 3: a card is stored with its order’s completion, or not at
     }
   });
 
-  it('the schema stores a card once: a second card for an order, a partner card id or a request ID already stored is refused', async () => {
+  it('the schema keeps every card the partner issued once (unique partner card id), gives an order one card of its own, and refuses a completed order without it', async () => {
     const completed = await createOrder(stack, { gift_card_code: 'FAST-FREE', amount: 3200 });
     // An order that ends without a card (the partner refuses the amount): somewhere a second card could go.
     const failed = await insertOrder(stack, { giftCardCode: 'ACME-BOOKS-FIXED', amount: 1234 });
     await waitForOrder(stack, completed.id);
     expect((await waitForOrder(stack, failed.id)).status).toBe('failed');
     const [stored] = await cardsOfOrder(completed.id);
-    const card = (o: { orderId: string; requestId: string; partnerCardId: string }) =>
+    const insertCard = (o: { orderId: string; requestId: string; partnerCardId: string; role?: string }) =>
       pg.query(
-        `INSERT INTO cards (id, order_id, request_id, partner_card_id, key_id, code_enc, amount, gift_card_code)
-         VALUES ($1, $2, $3, $4, 'k', '\\x00', 100, 'FAST-FREE')`,
-        [randomUUID(), o.orderId, o.requestId, o.partnerCardId],
+        `INSERT INTO cards (id, order_id, request_id, partner_card_id, key_id, code_enc, amount, gift_card_code, role)
+         VALUES ($1, $2, $3, $4, 'k', '\\x00', 100, 'FAST-FREE', $5) RETURNING id`,
+        [randomUUID(), o.orderId, o.requestId, o.partnerCardId, o.role ?? 'surplus'],
       );
-    /** The unique constraint a statement broke, or 'stored'; always rolled back. */
-    const attempt = async (o: Parameters<typeof card>[0], newAttemptFirst = false) => {
+    /** The constraint a statement broke, or 'stored'; always rolled back. */
+    const attempt = async (statement: () => Promise<unknown>) => {
       await pg.query('BEGIN');
       try {
-        if (newAttemptFirst) {
-          await pg.query(
-            `INSERT INTO attempts (request_id, order_id, seq, kind, state, created_at, updated_at) VALUES ($1, $2, 2, 'sync', 'succeeded', now(), now())`,
-            [o.requestId, o.orderId],
-          );
-        }
-        await card(o);
+        await statement();
         return 'stored';
       } catch (error) {
         const e = error as { code?: string; constraint?: string };
-        return e.code === '23505' ? `unique ${e.constraint}` : `error ${e.code}`;
+        return e.code === '23505' ? `unique ${e.constraint}` : e.code === '23514' ? `check ${e.constraint}` : `error ${e.code}`;
       } finally {
         await pg.query('ROLLBACK');
       }
     };
+    const newAttempt = (orderId: string) =>
+      pg.query(`INSERT INTO attempts (request_id, order_id, seq, kind, state, created_at, updated_at) VALUES ($1, $2, 2, 'sync', 'succeeded', now(), now()) RETURNING request_id`, [randomUUID(), orderId]);
     expect({
-      // (under a request ID of its own, so only the order's uniqueness is in the way)
-      secondCardForTheOrder: await attempt({ orderId: completed.id, requestId: randomUUID(), partnerCardId: `other-${randomUUID()}` }, true),
-      samePartnerCardElsewhere: await attempt({ orderId: failed.id, requestId: failed.requestId, partnerCardId: stored.partner_card_id }),
-      sameRequestIdElsewhere: await attempt({ orderId: failed.id, requestId: completed.requestId, partnerCardId: `other-${randomUUID()}` }),
-      // The control: the same statement with nothing repeated goes through (so the refusals are the uniqueness).
-      freshCard: await attempt({ orderId: failed.id, requestId: failed.requestId, partnerCardId: `other-${randomUUID()}` }),
+      // A card the partner billed is never refused: a second card for an order, under another request ID or the same one.
+      secondCardForTheOrder: await attempt(async () => insertCard({ orderId: completed.id, requestId: (await newAttempt(completed.id)).rows[0].request_id, partnerCardId: `other-${randomUUID()}` })),
+      secondCardForTheSameRequestId: await attempt(() => insertCard({ orderId: completed.id, requestId: completed.requestId, partnerCardId: `other-${randomUUID()}` })),
+      samePartnerCardElsewhere: await attempt(() => insertCard({ orderId: failed.id, requestId: failed.requestId, partnerCardId: stored.partner_card_id })),
+      oneCardForTwoOrders: await attempt(async () => {
+        await pg.query(`UPDATE orders SET status = 'completed', card_id = (SELECT card_id FROM orders WHERE id = $2) WHERE id = $1`, [failed.id, completed.id]);
+      }),
+      completedWithoutItsCard: await attempt(() => pg.query(`UPDATE orders SET status = 'completed' WHERE id = $1`, [failed.id])),
+      aCardOnAnOrderNotCompleted: await attempt(async () => {
+        const { rows } = await insertCard({ orderId: failed.id, requestId: failed.requestId, partnerCardId: `other-${randomUUID()}`, role: 'order' });
+        await pg.query(`UPDATE orders SET card_id = $2 WHERE id = $1`, [failed.id, rows[0].id]);
+      }),
+      // The control: completing with a fresh card goes through (so the refusals are the constraints).
+      freshCard: await attempt(async () => {
+        const { rows } = await insertCard({ orderId: failed.id, requestId: failed.requestId, partnerCardId: `other-${randomUUID()}`, role: 'order' });
+        await pg.query(`UPDATE orders SET status = 'completed', card_id = $2 WHERE id = $1`, [failed.id, rows[0].id]);
+      }),
     }).toEqual({
-      secondCardForTheOrder: expect.stringMatching(/^unique .*order_id/),
+      secondCardForTheOrder: 'stored',
+      secondCardForTheSameRequestId: 'stored',
       samePartnerCardElsewhere: expect.stringMatching(/^unique .*partner_card_id/),
-      sameRequestIdElsewhere: expect.stringMatching(/^unique .*request_id/),
+      oneCardForTwoOrders: expect.stringMatching(/^unique orders_card_id/),
+      completedWithoutItsCard: 'check orders_card_iff_completed',
+      aCardOnAnOrderNotCompleted: 'check orders_card_iff_completed',
       freshCard: 'stored',
     });
   });

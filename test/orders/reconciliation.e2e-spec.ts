@@ -21,7 +21,7 @@ describe('reconciliation: attempts left unknown are re-checked; a report flags e
     const stuck = await waitForOrder(stack, id);
     expect(stuck.status).toBe('needs_attention');
     const still = await reconciler().reconcileOnce();
-    expect(still).toMatchObject({ checked: 1, resolved: 0, stillUnknown: 1 });
+    expect(still).toMatchObject({ checked: 1, resolved: 0, unchanged: 1, errors: 0 });
     expect((await stack.call('GET', `/v1/orders/${id}`)).body.order.status).toBe('needs_attention');
     await stack.sim.control.removeFault(faultId);
     expect(await reconciler().reconcileOnce()).toMatchObject({ checked: 1, resolved: 1 });
@@ -39,19 +39,19 @@ describe('reconciliation: attempts left unknown are re-checked; a report flags e
     const db = await pool.connect();
     const partner = new PartnerClient({ baseUrl: stack.sim.baseUrl, apiKey: stack.sim.config.SIM_API_KEY, identifier: stack.sim.config.SIM_IDENTIFIER, sharedKeyHex: stack.sim.config.SIM_SHARED_KEY, signatureForm: 'example', timeoutMs: 2000 });
     try {
-      // A mismatch only a bug or a hand edit could cause: the completed order lost its card row (in a
-      // transaction rolled back afterwards, so the suite's own invariant check still sees the card).
+      // A mismatch only a bug or a hand edit could cause: the card's attempt is not marked succeeded (in a
+      // transaction rolled back afterwards, so the suite's own invariant check still sees it as it was).
       await db.query('BEGIN');
-      await db.query('DELETE FROM cards WHERE order_id = $1', [broken.id]);
+      await db.query(`UPDATE attempts SET state = 'unknown' WHERE request_id = $1`, [broken.requestId]);
       const rows = await reconciliationReport(db as unknown as Pool, new Date(Date.now() - 3600_000), new Date(Date.now() + 1000), partner);
       const good = rows.find((r) => r.order_id === ok.id)!;
       expect(good).toMatchObject({ status: 'completed', request_ids: [ok.requestId], attempt_states: ['succeeded'], flags: [] });
       expect(good.card_id).toEqual(expect.any(String));
-      expect(rows.find((r) => r.order_id === broken.id)!.flags).toEqual(expect.arrayContaining(['completed_without_card']));
+      expect(rows.find((r) => r.order_id === broken.id)!.flags).toEqual(expect.arrayContaining([`card_from_an_attempt_not_succeeded:${broken.requestId}`]));
       const csv = toCsv(rows);
-      expect(csv.split('\n')[0]).toBe('order_id,client,created_at,status,mode,gift_card_code,amount,request_ids,attempt_states,partner_statuses,card_id,card_request_id,completed_at,flags');
+      expect(csv.split('\n')[0]).toBe('order_id,client,created_at,status,mode,gift_card_code,amount,request_ids,attempt_states,partner_statuses,card_id,card_request_id,other_cards,completed_at,flags');
       expect(csv).toContain(`${broken.id},shop,`);
-      expect(csv).toContain('completed_without_card');
+      expect(csv).toContain('card_from_an_attempt_not_succeeded');
     } finally {
       await db.query('ROLLBACK');
       db.release();

@@ -2,9 +2,9 @@ import { Client } from 'pg';
 import type { LedgerView } from '@cardpull/testing';
 
 export interface DbSnapshot {
-  orders: { id: string; status: string; next_step: string | null; next_step_at: Date | null; error_code: string | null; error_message: string | null }[];
+  orders: { id: string; status: string; next_step: string | null; next_step_at: Date | null; error_code: string | null; error_message: string | null; card_id: string | null }[];
   attempts: { request_id: string; order_id: string; seq: number; state: string; created_at: Date; call_count: number }[];
-  cards: { order_id: string; request_id: string; partner_card_id: string; code_enc: Buffer; pin_enc: Buffer | null }[];
+  cards: { id: string; order_id: string; request_id: string; partner_card_id: string; role: string; code_enc: Buffer; pin_enc: Buffer | null }[];
 }
 
 /** Orders, attempts and cards as one consistent picture (one repeatable-read transaction), even while workers run. */
@@ -13,9 +13,9 @@ export async function snapshot(databaseUrl: string): Promise<DbSnapshot> {
   await pg.connect();
   try {
     await pg.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const orders = await pg.query('SELECT id, status, next_step, next_step_at, error_code, error_message FROM orders');
+    const orders = await pg.query('SELECT id, status, next_step, next_step_at, error_code, error_message, card_id FROM orders');
     const attempts = await pg.query('SELECT request_id, order_id, seq, state, created_at, call_count FROM attempts ORDER BY order_id, seq');
-    const cards = await pg.query('SELECT order_id, request_id, partner_card_id, code_enc, pin_enc FROM cards');
+    const cards = await pg.query('SELECT id, order_id, request_id, partner_card_id, role::text AS role, code_enc, pin_enc FROM cards');
     await pg.query('COMMIT');
     return { orders: orders.rows, attempts: attempts.rows, cards: cards.rows };
   } finally {
@@ -69,15 +69,21 @@ export function checkInvariants(db: DbSnapshot, ledger: LedgerView): string[] {
   for (const [orderId, n] of cardsPerOrder) if (n > 1) problems.push(`invariant 3: order ${orderId} was issued ${n} cards`);
   const requestIdsWithCards = new Set(ledgerCards.map((c) => c.request_id));
   if (requestIdsWithCards.size !== ledgerCards.length) problems.push('invariant 3: a request ID was issued two cards');
-  // The card and its order's completion commit together: no card on an order that is not completed, and no
-  // completed order without its card (once completed, nothing would store it any more).
-  const statusOf = new Map(db.orders.map((o) => [o.id, o.status]));
-  const ordersWithCards = new Set(db.cards.map((c) => c.order_id));
+  // The order's card and its order's completion commit together: the order's card is on a completed order,
+  // and no completed order is without its card (once completed, nothing would store it any more). Other
+  // cards of an order (surplus, mismatch) may be on any order: a card the partner billed is never dropped.
+  const orderById = new Map(db.orders.map((o) => [o.id, o]));
+  const cardById = new Map(db.cards.map((c) => [c.id, c]));
   for (const c of db.cards) {
-    if (statusOf.get(c.order_id) !== 'completed') problems.push(`invariant 3: card ${c.partner_card_id} is stored on order ${c.order_id}, which is ${statusOf.get(c.order_id) ?? 'missing'}`);
+    const order = orderById.get(c.order_id);
+    if (c.role !== 'order') continue;
+    if (order?.status !== 'completed') problems.push(`invariant 3: card ${c.partner_card_id} is the card of order ${c.order_id}, which is ${order?.status ?? 'missing'}`);
+    else if (order.card_id !== c.id) problems.push(`invariant 3: card ${c.partner_card_id} is marked the card of order ${c.order_id}, which has another`);
   }
   for (const o of db.orders) {
-    if (o.status === 'completed' && !ordersWithCards.has(o.id)) problems.push(`invariant 3: order ${o.id} is completed without a card`);
+    if (o.status !== 'completed') continue;
+    const card = o.card_id ? cardById.get(o.card_id) : undefined;
+    if (!card || card.order_id !== o.id || card.role !== 'order') problems.push(`invariant 3: order ${o.id} is completed without its card`);
   }
 
   // 2. Same ID until a definitive answer: an order's attempts before the last are all failed_definitive.

@@ -94,6 +94,11 @@ export interface SpawnOptions {
   label?: string;
   /** Echo the process's lines to this process's stderr (debugging). */
   echo?: boolean;
+  /**
+   * Runs the process with its wall clock (Date) this far off (positive: ahead). Its monotonic clock
+   * (performance.now) is untouched, as with a real machine whose clock is set wrong.
+   */
+  clockSkewMs?: number;
 }
 
 const live = new Set<AppProcess>();
@@ -114,7 +119,15 @@ export function spawnApp(app: BuiltApp, env: Record<string, string>, opts: Spawn
   const watchdog =
     `data:text/javascript,const parent=${process.pid};` +
     'setInterval(()=>{if(process.ppid!==parent)process.exit(70)},250).unref();';
-  const child: ChildProcess = spawn(process.execPath, ['--import', watchdog, entry], {
+  const skew = opts.clockSkewMs
+    ? [
+        '--import',
+        `data:text/javascript,const skew=${Math.round(opts.clockSkewMs)};const Real=Date;` +
+          'class Skewed extends Real{constructor(...a){if(a.length===0)super(Real.now()+skew);else super(...a)}static now(){return Real.now()+skew}}' +
+          'globalThis.Date=Skewed;',
+      ]
+    : [];
+  const child: ChildProcess = spawn(process.execPath, ['--import', watchdog, ...skew, entry], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -49,7 +49,7 @@ const serviceObject = z.object({
     /** How long an attempt with an unknown outcome is retried with its request ID before `needs_attention`. */
     UNKNOWN_OUTCOME_WINDOW_MS: timing(30 * 60_000, 1),
     /**
-     * 404s on GET /pull_requests/:id proof that the partner never had that pull request only once they are
+     * 404s on GET /pull_requests/:id prove that the partner never had that pull request only once they are
      * spread over this long (read copies may lag behind a creation): then it is created again with the same
      * request ID, or a business error answered to its re-creation is believed. Keep it well above the
      * partner's read lag.
@@ -82,6 +82,12 @@ const serviceObject = z.object({
     BALANCE_WATCH_INTERVAL_MS: timing(60_000, 1000),
     /** Re-check of attempts left unknown (needs_attention orders): same request ID again, or GET the pull request. */
     RECONCILE_INTERVAL_MS: timing(15 * 60_000, 1000),
+    /**
+     * A request ID declared dead by inference (the stored answer of a failed first call; used but without a
+     * pull request) is still asked for a card by the reconciler this long: if the inference was wrong, its
+     * card is kept (as surplus when the order has one).
+     */
+    RECONCILE_DEAD_RECHECK_MS: intSetting(7 * 24 * 3600_000, 0, 365 * 24 * 3600_000),
     /** Operations page and job dashboard users: name:password or name:scrypt$salt$hash, optionally :viewer. */
     ADMIN_USERS: textSetting('admin:admin', 10_000).transform((v, ctx) => parseAdminUsers(v, ctx)),
     /** Everyone is a viewer: no re-drive, no mark-failed, bull-board read-only. */

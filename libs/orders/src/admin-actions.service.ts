@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError } from '@cardpull/platform/api-error';
-import { isAcknowledged } from './step-outcomes.service';
+import { redriveStep } from './decision';
 import { StepsRepository } from './steps.repository';
+import { TransitionsRepository } from './transitions.repository';
 
 export interface AdminActionResult {
   orderId: string;
@@ -9,7 +10,7 @@ export interface AdminActionResult {
   /** Callback events the action's transition wrote (to enqueue once committed). */
   callbacks: string[];
   /** The step to enqueue, when the action scheduled one. */
-  next?: { stepSeq: number; step: 'sync_call' | 'async_create' | 'async_poll'; at: Date };
+  next?: { stepSeq: number; step: 'sync_call' | 'async_create' | 'async_poll'; delayMs: number };
 }
 
 /**
@@ -18,37 +19,46 @@ export interface AdminActionResult {
  */
 @Injectable()
 export class AdminActions {
-  constructor(private readonly steps: StepsRepository) {}
+  constructor(
+    private readonly steps: StepsRepository,
+    private readonly transitions: TransitionsRepository,
+  ) {}
 
   /**
-   * Re-drive with the SAME request ID (invariant 2): the unknown-outcome window starts again. A sync order
-   * calls POST /cards again; an async one polls its pull request, or creates it again if the partner never
-   * acknowledged it.
+   * Re-drive with the SAME request ID (invariant 2; decision/resume.ts redriveStep): the unknown-outcome
+   * window starts again. Not for a card that does not match its order: sending its request ID again
+   * would only bring the same card back.
    */
   async redrive(orderId: string, user: string, reason: string): Promise<AdminActionResult> {
     const { order, attempt } = await this.needsAttention(orderId);
-    const step = order.mode === 'sync' ? 'sync_call' : isAcknowledged(attempt) ? 'async_poll' : 'async_create';
-    const at = new Date();
-    const result = await this.steps.transition({
+    if (order.errorCode === 'card_mismatch') {
+      throw new ApiError(409, 'not_redrivable', 'The partner issued a card that does not match this order; it is kept. Mark the order failed (the card stays listed for a refund)');
+    }
+    const step = redriveStep(order, attempt);
+    const result = await this.transitions.transition({
       orderId,
-      guard: { stepSeq: order.stepSeq },
+      stepSeq: order.stepSeq,
       actor: `admin:${user}`,
       status: 'in_progress',
-      next: { step, at },
+      next: { step, delayMs: 0 },
       error: null,
       attempt: { requestId: attempt.requestId, unknownSince: 'restart' },
       event: { type: 'redriven', requestId: attempt.requestId, detail: { reason, step } },
     });
     if (!result.applied) throw new ApiError(409, 'order_changed', 'The order changed meanwhile; reload it');
-    return { orderId, status: 'in_progress', callbacks: result.callbackEventIds, next: { stepSeq: result.stepSeq, step, at } };
+    return { orderId, status: 'in_progress', callbacks: result.callbackEventIds, next: { stepSeq: result.stepSeq, step, delayMs: 0 } };
   }
 
-  /** Ends the order as failed with the operator's reason (a card that shows up later is still stored). */
+  /**
+   * Ends the order as failed with the operator's reason. Its request ID is left as it is: while its outcome
+   * is unknown the reconciler keeps asking the partner, and a card that shows up later is stored and
+   * completes the order (completed_after_failed on its timeline).
+   */
   async markFailed(orderId: string, user: string, reason: string): Promise<AdminActionResult> {
     const { order, attempt } = await this.needsAttention(orderId);
-    const result = await this.steps.transition({
+    const result = await this.transitions.transition({
       orderId,
-      guard: { stepSeq: order.stepSeq },
+      stepSeq: order.stepSeq,
       actor: `admin:${user}`,
       status: 'failed',
       next: null,

@@ -35,13 +35,12 @@ describe('OrderQueue (real Redis)', () => {
   beforeEach(() => redis.flush());
 
   it('a due sync call or async creation is taken before due polls and funds/stock re-checks, whatever the order they were added in', async () => {
-    const now = new Date();
     await Promise.all([
-      ...Array.from({ length: 5 }, (_, i) => orders.schedule({ orderId: `poll-${i}`, stepSeq: 2, step: 'async_poll', at: now })),
-      orders.schedule({ orderId: 'resume', stepSeq: 3, step: 'resume_check', at: now }),
+      ...Array.from({ length: 5 }, (_, i) => orders.schedule({ orderId: `poll-${i}`, stepSeq: 2, step: 'async_poll', delayMs: 0 })),
+      orders.schedule({ orderId: 'resume', stepSeq: 3, step: 'resume_check', delayMs: 0 }),
     ]);
-    await orders.schedule({ orderId: 'sync', stepSeq: 1, step: 'sync_call', at: now });
-    await orders.schedule({ orderId: 'async', stepSeq: 1, step: 'async_create', at: now });
+    await orders.schedule({ orderId: 'sync', stepSeq: 1, step: 'sync_call', delayMs: 0 });
+    await orders.schedule({ orderId: 'async', stepSeq: 1, step: 'async_create', delayMs: 0 });
 
     const taken: string[] = [];
     const worker = new Worker<OrderJobData>(ORDERS_QUEUE, null, { connection: connection(), prefix: redis.prefix, autorun: false });
@@ -58,8 +57,7 @@ describe('OrderQueue (real Redis)', () => {
   });
 
   it('steps scheduled together are all enqueued under their fixed job ids, and scheduling one again adds nothing', async () => {
-    const at = new Date(Date.now() + 60_000);
-    const steps = Array.from({ length: 150 }, (_, i) => ({ orderId: `o-${i}`, stepSeq: 1, step: 'sync_call' as const, at }));
+    const steps = Array.from({ length: 150 }, (_, i) => ({ orderId: `o-${i}`, stepSeq: 1, step: 'sync_call' as const, delayMs: 60_000 }));
     const results = await Promise.all(steps.map((s) => orders.schedule(s)));
     expect(results.every(Boolean)).toBe(true);
     await orders.schedule(steps[0]!);

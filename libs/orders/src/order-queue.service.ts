@@ -12,8 +12,10 @@ const ENQUEUE_TIMEOUT_MS = 1_000;
 export interface ScheduledStep {
   orderId: string;
   stepSeq: number;
+  /** The job's name: shown on the job dashboard; the worker reads the step from the order's row. */
   step: OrderStep;
-  at: Date;
+  /** From now. Relative on purpose: when the step is due was decided by the database's clock, not this process's. */
+  delayMs: number;
 }
 
 /**
@@ -99,7 +101,7 @@ export class OrderQueue {
     return {
       ...ORDER_JOB_OPTIONS,
       jobId: orderStepJobId(step.orderId, step.stepSeq),
-      delay: Math.max(0, step.at.getTime() - Date.now()),
+      delay: Math.max(0, Math.round(step.delayMs)),
       ...(BACKGROUND_STEPS.has(step.step) ? { priority: BACKGROUND_PRIORITY } : {}),
     };
   }

@@ -1,4 +1,5 @@
 import type { OrderDetail } from './orders.repository';
+import type { CardRow } from './order.types';
 import { Vault, cardContext } from '@cardpull/vault';
 
 export interface OrderView {
@@ -20,19 +21,27 @@ export interface OrderView {
     created_at: string;
     updated_at: string;
   }[];
-  card: {
-    id: string;
-    code: string;
-    pin_code: string | null;
-    expire_at: string | null;
-    amount: number;
-    gift_card_code: string;
-    pdf_url: string | null;
-  } | null;
+  card: CardView | null;
+  /**
+   * Cards the partner issued for this order's request IDs that are not its card: a second card (`surplus`,
+   * kept for a refund or reuse) or a card that does not match the order (`mismatch`, the order needs
+   * attention). Nothing the partner billed is hidden.
+   */
+  other_cards: (CardView & { role: 'surplus' | 'mismatch'; request_id: string; mismatch: string | null })[];
   error: { code: string; message: string } | null;
   created_at: string;
   updated_at: string;
   completed_at: string | null;
+}
+
+export interface CardView {
+  id: string;
+  code: string;
+  pin_code: string | null;
+  expire_at: string | null;
+  amount: number;
+  gift_card_code: string;
+  pdf_url: string | null;
 }
 
 /** Everything but the last four characters, so a support agent can match a card without seeing it. */
@@ -42,23 +51,23 @@ const mask = (secret: string): string => (secret.length <= 4 ? '****' : `${'*'.r
  * The Order resource of the internal API. Code and PIN are decrypted only for callers with cards:read
  * (invariant 7); the others see them masked.
  */
+export function toCardView(card: CardRow, vault: Vault, canReadCards: boolean): CardView {
+  const code = vault.open({ keyId: card.keyId, blob: card.codeEnc }, cardContext(card.id, 'code'));
+  const pin = card.pinEnc ? vault.open({ keyId: card.keyId, blob: card.pinEnc }, cardContext(card.id, 'pin')) : null;
+  return {
+    id: card.partnerCardId,
+    code: canReadCards ? code : mask(code),
+    pin_code: pin === null ? null : canReadCards ? pin : '****',
+    expire_at: card.expireAt?.toISOString() ?? null,
+    amount: card.amount,
+    gift_card_code: card.giftCardCode,
+    pdf_url: card.pdfUrl,
+  };
+}
+
 export function toOrderView(detail: OrderDetail, vault: Vault, canReadCards: boolean): OrderView {
   const { order, attempts, card } = detail;
   const err = (code: string | null, message: string | null) => (code ? { code, message: message ?? '' } : null);
-  let cardView: OrderView['card'] = null;
-  if (card) {
-    const code = vault.open({ keyId: card.keyId, blob: card.codeEnc }, cardContext(card.id, 'code'));
-    const pin = card.pinEnc ? vault.open({ keyId: card.keyId, blob: card.pinEnc }, cardContext(card.id, 'pin')) : null;
-    cardView = {
-      id: card.partnerCardId,
-      code: canReadCards ? code : mask(code),
-      pin_code: pin === null ? null : canReadCards ? pin : '****',
-      expire_at: card.expireAt?.toISOString() ?? null,
-      amount: card.amount,
-      gift_card_code: card.giftCardCode,
-      pdf_url: card.pdfUrl,
-    };
-  }
   return {
     id: order.id,
     idempotency_key: order.idempotencyKey,
@@ -78,7 +87,13 @@ export function toOrderView(detail: OrderDetail, vault: Vault, canReadCards: boo
       created_at: a.createdAt.toISOString(),
       updated_at: a.updatedAt.toISOString(),
     })),
-    card: cardView,
+    card: card ? toCardView(card, vault, canReadCards) : null,
+    other_cards: detail.otherCards.map((c) => ({
+      ...toCardView(c, vault, canReadCards),
+      role: c.role === 'mismatch' ? 'mismatch' : 'surplus',
+      request_id: c.requestId,
+      mismatch: c.mismatch,
+    })),
     error: err(order.errorCode, order.errorMessage),
     created_at: order.createdAt.toISOString(),
     updated_at: order.updatedAt.toISOString(),

@@ -1,4 +1,4 @@
-import type { AttemptState, OrderStatus, OrderStep, PullMode } from '@cardpull/db';
+import type { AttemptState, CardRole, OrderStatus, OrderStep, PullMode } from '@cardpull/db';
 
 export const TERMINAL_STATUSES: readonly OrderStatus[] = ['completed', 'failed'];
 
@@ -25,6 +25,8 @@ export interface OrderRow {
   createdAt: Date;
   updatedAt: Date;
   completedAt: Date | null;
+  /** The order's card (set by the statement that completes it). */
+  cardId: string | null;
 }
 
 export interface AttemptRow {
@@ -40,6 +42,7 @@ export interface AttemptRow {
   firstSentAt: Date | null;
   lastSentAt: Date | null;
   unknownSince: Date | null;
+  notFoundSince: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -56,6 +59,10 @@ export interface CardRow {
   amount: number;
   giftCardCode: string;
   pdfUrl: string | null;
+  /** The order's card, a surplus, or a card that does not match its order. */
+  role: CardRole;
+  /** How it differs from its order, or null. */
+  mismatch: string | null;
   createdAt: Date;
 }
 
@@ -65,15 +72,15 @@ export const ORDER_COLUMNS = `o.id, o.client, o.idempotency_key AS "idempotencyK
   o.error_message AS "errorMessage", o.next_step AS "nextStep", o.next_step_at AS "nextStepAt", o.step_seq AS "stepSeq",
   o.lease_owner AS "leaseOwner", o.lease_expires_at AS "leaseExpiresAt", o.wait_deadline AS "waitDeadline",
   o.callback_url AS "callbackUrl",
-  o.created_at AS "createdAt", o.updated_at AS "updatedAt", o.completed_at AS "completedAt"`;
+  o.created_at AS "createdAt", o.updated_at AS "updatedAt", o.completed_at AS "completedAt", o.card_id AS "cardId"`;
 
 export const ATTEMPT_COLUMNS = `a.request_id AS "requestId", a.order_id AS "orderId", a.seq, a.kind, a.state,
   a.partner_status AS "partnerStatus", a.error_code AS "errorCode", a.error_message AS "errorMessage",
   a.call_count AS "callCount", a.first_sent_at AS "firstSentAt", a.last_sent_at AS "lastSentAt",
-  a.unknown_since AS "unknownSince", a.created_at AS "createdAt", a.updated_at AS "updatedAt"`;
+  a.unknown_since AS "unknownSince", a.not_found_since AS "notFoundSince", a.created_at AS "createdAt", a.updated_at AS "updatedAt"`;
 
 export const CARD_COLUMNS = `c.id, c.order_id AS "orderId", c.request_id AS "requestId", c.partner_card_id AS "partnerCardId",
   c.key_id AS "keyId", c.code_enc AS "codeEnc", c.pin_enc AS "pinEnc", c.expire_at AS "expireAt", c.amount,
-  c.gift_card_code AS "giftCardCode", c.pdf_url AS "pdfUrl", c.created_at AS "createdAt"`;
+  c.gift_card_code AS "giftCardCode", c.pdf_url AS "pdfUrl", c.role, c.mismatch, c.created_at AS "createdAt"`;
 
 export const ORDER_STATUSES = ['pending', 'in_progress', 'awaiting_funds', 'awaiting_stock', 'completed', 'failed', 'needs_attention'] as const;

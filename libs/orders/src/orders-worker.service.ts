@@ -49,15 +49,16 @@ export class OrdersWorker implements OnApplicationBootstrap, BeforeApplicationSh
 
   async process(job: Job<OrderJobData>, token?: string): Promise<string> {
     return runInJobContext(this.pino, job, async () => {
-      const result = await this.steps.run({ ...job.data, step: job.name });
+      // The job says which order; the step is read from the order's row (a job's name decides nothing).
+      const result = await this.steps.run(job.data);
       if (result.callbacks?.length) await this.callbacks.enqueue(result.callbacks.map((id) => ({ id })));
       switch (result.kind) {
         case 'next':
           await this.queue.schedule(result);
-          return `next: ${result.step} at ${result.at.toISOString()}`;
+          return `next: ${result.step} in ${Math.round(result.delayMs)} ms`;
         case 'delay':
           // Same job, later: no Postgres write for a step that learned nothing (a poll still waiting).
-          await job.moveToDelayed(Math.max(result.until.getTime(), Date.now() + 1), token);
+          await job.moveToDelayed(Date.now() + Math.max(1, Math.round(result.delayMs)), token);
           throw new DelayedError(result.reason);
         default:
           return result.reason;

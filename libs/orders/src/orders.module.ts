@@ -11,22 +11,24 @@ import { OrderSteps } from './order-steps.service';
 import { OrdersRepository } from './orders.repository';
 import { OrdersWorker } from './orders-worker.service';
 import { Reconciler } from './reconciler.service';
-import { StepOutcomes } from './step-outcomes.service';
+import { DecisionApplier } from './decision-applier.service';
+import { PartnerConditions } from './partner-conditions';
+import { TransitionsRepository } from './transitions.repository';
 import { StepsRepository } from './steps.repository';
 import { Sweeper } from './sweeper.service';
 
 /** What both the API and the worker need: the order repositories, the queue, the circuit state. */
 @Module({
   imports: [BullModule.registerQueue({ name: ORDERS_QUEUE }, { name: CALLBACKS_QUEUE })],
-  providers: [OrdersRepository, StepsRepository, OrderQueue, PartnerCircuit, CallbackQueue, CallbacksRepository, AdminActions, PartnerErrors, PartnerSnapshots],
-  exports: [PartnerErrors, PartnerSnapshots, OrdersRepository, StepsRepository, OrderQueue, PartnerCircuit, CallbackQueue, CallbacksRepository, AdminActions, BullModule],
+  providers: [OrdersRepository, StepsRepository, TransitionsRepository, OrderQueue, PartnerCircuit, CallbackQueue, CallbacksRepository, AdminActions, PartnerErrors, PartnerSnapshots],
+  exports: [PartnerErrors, PartnerSnapshots, OrdersRepository, StepsRepository, TransitionsRepository, OrderQueue, PartnerCircuit, CallbackQueue, CallbacksRepository, AdminActions, BullModule],
 })
 export class OrdersCoreModule {}
 
 /** The worker's side: step handlers, the BullMQ worker, the sweeper and the circuit probe. */
 @Module({
   imports: [OrdersCoreModule],
-  providers: [StepOutcomes, OrderSteps, OrdersWorker, Sweeper, CircuitProbe, CallbackDeliverer, CallbacksWorker, Reconciler],
+  providers: [DecisionApplier, PartnerConditions, OrderSteps, OrdersWorker, Sweeper, CircuitProbe, CallbackDeliverer, CallbacksWorker, Reconciler],
   exports: [OrderSteps, OrdersWorker, Sweeper, CircuitProbe, CallbackDeliverer, Reconciler],
 })
 export class OrdersWorkerModule {}

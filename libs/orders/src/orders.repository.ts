@@ -33,7 +33,10 @@ export type CreateResult =
 export interface OrderDetail {
   order: OrderRow;
   attempts: AttemptRow[];
+  /** The order's card (orders.card_id). */
   card: CardRow | null;
+  /** Every other card the partner issued for the order's request IDs: surplus, or not matching the order. */
+  otherCards: CardRow[];
 }
 
 export interface ListFilter {
@@ -201,12 +204,16 @@ export class OrdersRepository {
     const ids = orders.map((o) => o.id);
     const [attempts, cards] = await Promise.all([
       this.pool.query<AttemptRow>(`SELECT ${ATTEMPT_COLUMNS} FROM attempts a WHERE a.order_id = ANY($1::uuid[]) ORDER BY a.seq`, [ids]),
-      this.pool.query<CardRow>(`SELECT ${CARD_COLUMNS} FROM cards c WHERE c.order_id = ANY($1::uuid[])`, [ids]),
+      this.pool.query<CardRow>(`SELECT ${CARD_COLUMNS} FROM cards c WHERE c.order_id = ANY($1::uuid[]) ORDER BY c.created_at`, [ids]),
     ]);
-    return orders.map((order) => ({
-      order,
-      attempts: attempts.rows.filter((a) => a.orderId === order.id),
-      card: cards.rows.find((c) => c.orderId === order.id) ?? null,
-    }));
+    return orders.map((order) => {
+      const own = cards.rows.filter((c) => c.orderId === order.id);
+      return {
+        order,
+        attempts: attempts.rows.filter((a) => a.orderId === order.id),
+        card: own.find((c) => c.id === order.cardId) ?? null,
+        otherCards: own.filter((c) => c.id !== order.cardId),
+      };
+    });
   }
 }

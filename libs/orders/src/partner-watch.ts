@@ -81,6 +81,8 @@ export class PartnerSnapshots {
   lastFailure: { key: string; outcome: string; message: string; at: Date } | null = null;
 
   private get(key: string, maxAgeMs: number, fetch: () => Promise<PartnerOutcome<unknown>>): Promise<Snapshot<unknown> | null> {
+    // maxAgeMs 0 wants a read made after this call (a proof): it never joins a read already under way.
+    if (maxAgeMs === 0) return this.load(key, maxAgeMs, fetch);
     const existing = this.inflight.get(key);
     if (existing) return existing;
     const run = this.load(key, maxAgeMs, fetch).finally(() => this.inflight.delete(key));
@@ -89,9 +91,13 @@ export class PartnerSnapshots {
   }
 
   private async load(key: string, maxAgeMs: number, fetch: () => Promise<PartnerOutcome<unknown>>): Promise<Snapshot<unknown> | null> {
-    const { rows } = await this.pool.query<{ data: unknown; fetched_at: Date }>('SELECT data, fetched_at FROM partner_snapshots WHERE key = $1', [key]);
+    // Fresh or not by the database's clock (fetched_at is the database's too): a worker's skew cannot make an old read pass.
+    const { rows } = await this.pool.query<{ data: unknown; fetched_at: Date; fresh: boolean }>(
+      `SELECT data, fetched_at, now() - fetched_at <= make_interval(secs => $2::float8 / 1000) AS fresh FROM partner_snapshots WHERE key = $1`,
+      [key, maxAgeMs],
+    );
     const cached = rows[0];
-    if (cached && Date.now() - cached.fetched_at.getTime() <= maxAgeMs) return { data: cached.data, fetchedAt: cached.fetched_at, stale: false };
+    if (cached?.fresh) return { data: cached.data, fetchedAt: cached.fetched_at, stale: false };
     const out = await fetch();
     if (out.kind === 'success') {
       this.lastFailure = null;

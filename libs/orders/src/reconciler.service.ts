@@ -4,27 +4,37 @@ import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { PG_POOL } from '@cardpull/db';
 import { PartnerClient } from '@cardpull/partner-client';
 import { CallbackQueue } from './callbacks/callback-queue.service';
+import { conditionToCheck, decide, type DecisionInput } from './decision';
+import { DecisionApplier } from './decision-applier.service';
 import { OrderQueue } from './order-queue.service';
+import { PartnerConditions } from './partner-conditions';
 import { Periodic } from './periodic';
-import type { AttemptRow, OrderRow } from './order.types';
-import { StepOutcomes, isAcknowledged, type StepResult } from './step-outcomes.service';
 import { StepsRepository } from './steps.repository';
 import { leaseMs } from './timings';
 
 const RECONCILE_LOCK = 4_242_002;
-const BATCH = 200;
+const PAGE = 200;
 
 export interface ReconcileReport {
+  /** Attempts asked about (a POST with the same request ID for sync, a GET of the pull request for async). */
   checked: number;
+  /** Of those, the ones whose order or attempt the answer moved (a card stored, polling resumed, an ID proven dead). */
   resolved: number;
-  stillUnknown: number;
+  /** Asked, but nothing the partner said settled them: asked again next pass. */
+  unchanged: number;
+  /** Not asked: leased by a worker, or the order has a step again. */
+  skipped: number;
+  /** The check failed (its error is logged); the pass went on with the others. */
+  errors: number;
 }
 
 /**
- * Periodic re-check of attempts left in an unknown state (orders in needs_attention): a sync attempt is
- * sent again with its SAME request ID (the partner answers the first call's result), an async one is
- * read with GET /pull_requests/:id. A card found completes the order; a definitive answer ends the
- * attempt as usual; a pull request still pending resumes polling. Nothing found changes nothing.
+ * Periodic re-check (RECONCILE_INTERVAL_MS) of the request IDs that no step drives any more: those of
+ * orders in needs_attention, and of orders failed (an operator's "mark failed") or completed while one of
+ * their IDs may still yield a card, plus IDs declared dead by inference (see reconcileCandidates). What an
+ * answer means is decided by the same table as the steps (decide, with `reconciling`): a card is always
+ * stored (completed_after_failed, or a surplus); a needs_attention order moves on when the answer allows.
+ * Each pass pages through every such attempt with a cursor, each in its own error boundary.
  */
 @Injectable()
 export class Reconciler implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -35,7 +45,8 @@ export class Reconciler implements OnApplicationBootstrap, BeforeApplicationShut
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     @Inject(PG_POOL) private readonly pool: Pool,
     private readonly steps: StepsRepository,
-    private readonly outcomes: StepOutcomes,
+    private readonly applier: DecisionApplier,
+    private readonly conditions: PartnerConditions,
     private readonly partner: PartnerClient,
     private readonly orders: OrderQueue,
     private readonly callbacks: CallbackQueue,
@@ -49,82 +60,68 @@ export class Reconciler implements OnApplicationBootstrap, BeforeApplicationShut
     return this.periodic.stop();
   }
 
-  /** One pass over the orders in needs_attention with an unknown attempt (a call while one runs shares it). */
+  /** One pass (a call while one runs shares it). */
   reconcileOnce(): Promise<ReconcileReport> {
     return this.periodic.run();
   }
 
   private async reconcile(): Promise<ReconcileReport> {
-    const client = await this.pool.connect();
-    let ids: string[];
+    const report: ReconcileReport = { checked: 0, resolved: 0, unchanged: 0, skipped: 0, errors: 0 };
+    // One pass at a time across the deployment: the session lock lives on this one connection.
+    const lockClient = await this.pool.connect();
     try {
-      const { rows: lock } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [RECONCILE_LOCK]);
-      if (!lock[0]?.ok) return { checked: 0, resolved: 0, stillUnknown: 0 };
+      const { rows: lock } = await lockClient.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [RECONCILE_LOCK]);
+      if (!lock[0]?.ok) return report;
       try {
-        const { rows } = await client.query<{ id: string }>(
-          `SELECT o.id FROM orders o
-           JOIN LATERAL (SELECT state FROM attempts a WHERE a.order_id = o.id ORDER BY a.seq DESC LIMIT 1) a ON true
-           WHERE o.status = 'needs_attention' AND a.state = 'unknown' ORDER BY o.updated_at LIMIT $1`,
-          [BATCH],
-        );
-        ids = rows.map((r) => r.id);
-        const report: ReconcileReport = { checked: 0, resolved: 0, stillUnknown: 0 };
-        for (const id of ids) {
-          const resolved = await this.check(id);
-          if (resolved === null) continue;
-          report.checked++;
-          if (resolved) report.resolved++;
-          else report.stillUnknown++;
+        let cursor = '';
+        for (;;) {
+          const page = await this.steps.reconcileCandidates(cursor, PAGE, this.config.RECONCILE_DEAD_RECHECK_MS);
+          for (const { orderId, requestId } of page) {
+            try {
+              report[await this.check(orderId, requestId)]++;
+            } catch (error) {
+              report.errors++;
+              this.log.error({ orderId, requestId, err: (error as Error).message }, 'reconciliation of one attempt failed; the pass goes on');
+            }
+          }
+          if (page.length < PAGE) break;
+          cursor = page[page.length - 1]!.requestId;
         }
-        if (report.checked) this.log.log(report, 'reconciliation of unknown attempts');
-        return report;
       } finally {
-        await client.query('SELECT pg_advisory_unlock($1)', [RECONCILE_LOCK]);
+        await lockClient.query('SELECT pg_advisory_unlock($1)', [RECONCILE_LOCK]);
       }
     } finally {
-      client.release();
+      lockClient.release();
     }
+    report.checked = report.resolved + report.unchanged;
+    if (report.checked || report.errors) this.log.log(report, 'reconciliation pass');
+    return report;
   }
 
-  /** True when the order moved on, false when still unknown, null when it could not be leased. */
-  private async check(orderId: string): Promise<boolean | null> {
-    const current = await this.steps.leaseForReconcile(orderId, this.outcomes.actor, leaseMs(this.config));
-    if (!current) return null;
-    const { order, attempt } = current;
-    const result = order.mode === 'sync' ? await this.checkSync(order, attempt) : await this.checkAsync(order, attempt);
-    if (result === 'unknown') return false;
-    if (result.callbacks?.length) await this.callbacks.enqueue(result.callbacks.map((id) => ({ id })));
-    if (result.kind === 'next') await this.orders.schedule(result);
-    return true;
-  }
-
-  private async checkSync(order: OrderRow, attempt: AttemptRow): Promise<StepResult | 'unknown'> {
-    const out = await this.partner.createCard(attempt.requestId, order.giftCardCode, order.amount);
-    if (out.kind === 'success') return this.outcomes.card(order, attempt, out.value, 'issued');
-    if (out.kind === 'definitive') return this.outcomes.definitive(order, attempt, out.code, out.message);
-    await this.steps.releaseLease(order.id, this.outcomes.actor, { requestId: attempt.requestId, code: out.kind === 'unknown' ? out.reason : out.kind, message: out.message });
-    return 'unknown';
-  }
-
-  private async checkAsync(order: OrderRow, attempt: AttemptRow): Promise<StepResult | 'unknown'> {
-    const out = await this.partner.getPullRequest(attempt.requestId);
-    if (out.kind === 'success') {
-      if (out.value.status === 'success' && out.value.card) return this.outcomes.card(order, attempt, out.value.card, 'success');
-      if (out.value.status === 'error') return this.outcomes.asyncError(order, attempt);
-      return this.resume(order, attempt, 'async_poll', `pull request ${out.value.status}`);
+  private async check(orderId: string, requestId: string): Promise<'resolved' | 'unchanged' | 'skipped'> {
+    const owner = this.applier.actor;
+    const current = await this.steps.leaseForReconcile(orderId, requestId, owner, leaseMs(this.config));
+    if (!current) return 'skipped';
+    const { order, attempt, clock } = current;
+    try {
+      const sent = attempt.kind === 'sync' ? 'sync_call' : 'async_poll';
+      // A sync ID can only be asked by sending it again (the partner answers its first call's result).
+      const answer =
+        sent === 'sync_call'
+          ? await this.partner.createCard(attempt.requestId, order.giftCardCode, order.amount)
+          : await this.partner.getPullRequest(attempt.requestId);
+      const input: DecisionInput = { order, attempt, sent, answer, now: clock.now(), timings: this.config, reconciling: true };
+      const check = conditionToCheck(input);
+      if (check) input.conditionCleared = (await this.conditions.check(check, order, 0)) === 'cleared';
+      const decision = decide({ ...input, now: clock.now() });
+      const result = await this.applier.apply(order, attempt, decision, owner);
+      if (result.callbacks?.length) await this.callbacks.enqueue(result.callbacks.map((id) => ({ id })));
+      if (result.kind === 'next') await this.orders.schedule(result);
+      const moved = decision.kind !== 'stay' || decision.note?.state !== undefined;
+      return moved ? 'resolved' : 'unchanged';
+    } finally {
+      // Harmless when the transition already cleared it.
+      await this.steps.releaseLease(order.id, owner);
     }
-    if (out.kind === 'not_found' && !isAcknowledged(attempt)) return this.resume(order, attempt, 'async_create', 'never created');
-    await this.steps.releaseLease(order.id, this.outcomes.actor, { requestId: attempt.requestId, code: out.kind === 'unknown' ? out.reason : out.kind, message: out.message });
-    return 'unknown';
-  }
-
-  private resume(order: OrderRow, attempt: AttemptRow, step: 'async_poll' | 'async_create', why: string): Promise<StepResult> {
-    return this.outcomes.apply(order, {
-      status: 'in_progress',
-      next: { step, at: new Date() },
-      error: null,
-      attempt: { requestId: attempt.requestId, unknownSince: 'restart' },
-      event: { type: 'reconciled_resumed', requestId: attempt.requestId, detail: { why, step } },
-    });
   }
 }

@@ -14,8 +14,18 @@ export interface ReportRow {
   partner_statuses: (string | null)[];
   card_id: string | null;
   card_request_id: string | null;
+  /** Every other card stored for the order, as `<role>:<partner card id>@<request id>` (surplus, mismatch). */
+  other_cards: string[];
   completed_at: string | null;
   flags: string[];
+}
+
+interface StoredCardFacts {
+  partner_card_id: string;
+  request_id: string;
+  role: 'order' | 'surplus' | 'mismatch';
+  amount: number;
+  gift_card_code: string;
 }
 
 interface Raw {
@@ -27,25 +37,27 @@ interface Raw {
   gift_card_code: string;
   amount: number;
   completed_at: Date | null;
-  attempts: { request_id: string; state: string; partner_status: string | null }[];
-  card_id: string | null;
-  card_request_id: string | null;
-  card_amount: number | null;
-  card_gift_card_code: string | null;
+  attempts: { request_id: string; state: string; partner_status: string | null; error_code: string | null }[];
+  cards: StoredCardFacts[];
 }
 
 /**
- * Every order created in [from, to) with its request IDs, the partner's outcome of each, and the stored
- * card, flagging any mismatch between them; with `partner`, also checks stored cards and open async
- * attempts against the partner (GET /cards/:id, GET /pull_requests/:id; never a POST).
+ * Every order created in [from, to) with its request IDs, the partner's outcome of each and every card
+ * stored for it (the order's, surplus, mismatched), flagging anything that is not as it should be; with
+ * `partner`, also asks the partner (GET /cards/:id, GET /pull_requests/:id; never a POST) about every stored
+ * card and every async request ID that did not bring its card, failed ones included: a card the partner
+ * has for one of them and we do not is flagged `partner_has_card`.
  */
 export async function reconciliationReport(pool: Pool, from: Date, to: Date, partner?: PartnerClient): Promise<ReportRow[]> {
   const { rows } = await pool.query<Raw>(
     `SELECT o.id, o.client, o.created_at, o.status, o.mode, o.gift_card_code, o.amount, o.completed_at,
-            (SELECT json_agg(json_build_object('request_id', a.request_id, 'state', a.state, 'partner_status', a.partner_status) ORDER BY a.seq)
+            (SELECT json_agg(json_build_object('request_id', a.request_id, 'state', a.state, 'partner_status', a.partner_status,
+                                               'error_code', a.error_code) ORDER BY a.seq)
                FROM attempts a WHERE a.order_id = o.id) AS attempts,
-            c.partner_card_id AS card_id, c.request_id AS card_request_id, c.amount AS card_amount, c.gift_card_code AS card_gift_card_code
-     FROM orders o LEFT JOIN cards c ON c.order_id = o.id
+            COALESCE((SELECT json_agg(json_build_object('partner_card_id', c.partner_card_id, 'request_id', c.request_id,
+                                        'role', c.role, 'amount', c.amount, 'gift_card_code', c.gift_card_code) ORDER BY c.created_at)
+               FROM cards c WHERE c.order_id = o.id), '[]') AS cards
+     FROM orders o
      WHERE o.created_at >= $1 AND o.created_at < $2 ORDER BY o.created_at, o.id`,
     [from, to],
   );
@@ -53,6 +65,7 @@ export async function reconciliationReport(pool: Pool, from: Date, to: Date, par
   for (const r of rows) {
     const flags = localFlags(r);
     if (partner) flags.push(...(await partnerFlags(r, partner)));
+    const own = r.cards.find((c) => c.role === 'order') ?? null;
     report.push({
       order_id: r.id,
       client: r.client,
@@ -64,8 +77,9 @@ export async function reconciliationReport(pool: Pool, from: Date, to: Date, par
       request_ids: r.attempts.map((a) => a.request_id),
       attempt_states: r.attempts.map((a) => a.state),
       partner_statuses: r.attempts.map((a) => a.partner_status),
-      card_id: r.card_id,
-      card_request_id: r.card_request_id,
+      card_id: own?.partner_card_id ?? null,
+      card_request_id: own?.request_id ?? null,
+      other_cards: r.cards.filter((c) => c.role !== 'order').map((c) => `${c.role}:${c.partner_card_id}@${c.request_id}`),
       completed_at: r.completed_at?.toISOString() ?? null,
       flags,
     });
@@ -75,38 +89,53 @@ export async function reconciliationReport(pool: Pool, from: Date, to: Date, par
 
 function localFlags(r: Raw): string[] {
   const flags: string[] = [];
-  const succeeded = r.attempts.filter((a) => a.state === 'succeeded');
-  if (r.status === 'completed' && !r.card_id) flags.push('completed_without_card');
-  if (r.card_id && r.status !== 'completed') flags.push('card_without_completion');
-  if (succeeded.length > 1) flags.push('several_succeeded_attempts');
-  if (succeeded.length === 1 && succeeded[0]!.request_id !== r.card_request_id) flags.push('succeeded_attempt_without_its_card');
-  if (r.card_request_id && !succeeded.some((a) => a.request_id === r.card_request_id)) flags.push('card_from_an_attempt_not_succeeded');
+  const own = r.cards.find((c) => c.role === 'order');
+  if (r.status === 'completed' && !own) flags.push('completed_without_card');
+  if (own && r.status !== 'completed') flags.push('card_without_completion');
+  for (const c of r.cards) {
+    if (c.role !== 'order') flags.push(`${c.role === 'surplus' ? 'surplus_card' : 'card_mismatch'}:${c.request_id}`);
+  }
+  for (const a of r.attempts) {
+    if (a.state === 'succeeded' && !r.cards.some((c) => c.request_id === a.request_id)) flags.push(`succeeded_attempt_without_its_card:${a.request_id}`);
+  }
+  for (const c of r.cards) {
+    if (r.attempts.find((a) => a.request_id === c.request_id)?.state !== 'succeeded') flags.push(`card_from_an_attempt_not_succeeded:${c.request_id}`);
+  }
+  // A replaced request ID must have been dead; one that brought a card after all (a surplus) was not.
   if (r.attempts.slice(0, -1).some((a) => a.state !== 'failed_definitive')) flags.push('new_request_id_before_a_definitive_failure');
-  if (r.card_id && (r.card_amount !== r.amount || r.card_gift_card_code !== r.gift_card_code)) flags.push('card_differs_from_order');
-  if (r.attempts.at(-1)?.state === 'unknown' && r.status === 'needs_attention') flags.push('unknown_outcome');
+  if (own && (own.amount !== r.amount || own.gift_card_code !== r.gift_card_code)) flags.push('card_differs_from_order');
+  const open = r.attempts.filter((a) => a.state === 'unknown' || a.state === 'sent');
+  if (r.status === 'needs_attention' && open.length) flags.push('unknown_outcome');
+  if ((r.status === 'failed' || r.status === 'completed') && open.length) flags.push(...open.map((a) => `open_attempt_on_${r.status}_order:${a.request_id}`));
   return flags;
 }
 
 async function partnerFlags(r: Raw, partner: PartnerClient): Promise<string[]> {
   const flags: string[] = [];
-  if (r.card_id) {
-    const out = await partner.getCard(r.card_id);
-    if (out.kind === 'not_found') flags.push('partner_card_missing');
-    else if (out.kind === 'success' && (out.value.amount !== r.card_amount || out.value.gift_card_code !== r.card_gift_card_code)) flags.push('partner_card_differs');
-    else if (out.kind !== 'success') flags.push(`partner_card_unverified:${out.kind}`);
+  for (const c of r.cards) {
+    const out = await partner.getCard(c.partner_card_id);
+    if (out.kind === 'not_found') flags.push(`partner_card_missing:${c.partner_card_id}`);
+    else if (out.kind === 'success' && (out.value.amount !== c.amount || out.value.gift_card_code !== c.gift_card_code)) flags.push(`partner_card_differs:${c.partner_card_id}`);
+    else if (out.kind !== 'success') flags.push(`partner_card_unverified:${c.partner_card_id}:${out.kind}`);
+  }
+  const stored = new Set(r.cards.map((c) => c.partner_card_id));
+  for (const a of r.attempts) {
+    // Every async request ID that did not bring its card, the failed ones too: the partner may hold one.
+    if (r.mode !== 'async' || r.cards.some((c) => c.request_id === a.request_id) || a.state === 'created') continue;
+    const out = await partner.getPullRequest(a.request_id);
+    if (out.kind === 'success' && out.value.status === 'success' && out.value.card && !stored.has(out.value.card.id)) flags.push(`partner_has_card:${a.request_id}`);
+    else if (out.kind === 'unknown' || out.kind === 'credentials') flags.push(`partner_unverified:${a.request_id}:${out.kind}`);
   }
   for (const a of r.attempts) {
-    if (r.mode !== 'async' || a.state === 'succeeded' || a.state === 'failed_definitive') continue;
-    const out = await partner.getPullRequest(a.request_id);
-    if (out.kind === 'success' && out.value.status === 'success' && out.value.card?.id !== r.card_id) flags.push(`partner_has_card:${a.request_id}`);
+    const unsettled = a.state === 'unknown' || a.state === 'sent' || a.error_code === 'stored_answer';
+    if (r.mode === 'sync' && unsettled) flags.push(`sync_not_verifiable_without_a_post:${a.request_id}`);
   }
-  if (r.mode === 'sync' && r.attempts.at(-1)?.state === 'unknown') flags.push('sync_unknown_not_verifiable_without_a_post');
   return flags;
 }
 
 const CSV_COLUMNS: (keyof ReportRow)[] = [
   'order_id', 'client', 'created_at', 'status', 'mode', 'gift_card_code', 'amount', 'request_ids',
-  'attempt_states', 'partner_statuses', 'card_id', 'card_request_id', 'completed_at', 'flags',
+  'attempt_states', 'partner_statuses', 'card_id', 'card_request_id', 'other_cards', 'completed_at', 'flags',
 ];
 
 export function toCsv(rows: ReportRow[]): string {

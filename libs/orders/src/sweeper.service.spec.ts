@@ -55,7 +55,7 @@ describe('Sweeper (real Postgres and Redis): every pending step and callback get
     ));
     const { rows: ended } = await pool.query<{ id: string }>(
       `INSERT INTO orders (id, client, idempotency_key, request_hash, status, mode, gift_card_code, amount, step_seq)
-       VALUES (gen_random_uuid(), 'shop', 'ended', 'h', 'completed', 'sync', 'GC', 1000, 2) RETURNING id`,
+       VALUES (gen_random_uuid(), 'shop', 'ended', 'h', 'failed', 'sync', 'GC', 1000, 2) RETURNING id`,
     );
     // A pending callback event per order (retry due in an hour), and a delivered one (no job).
     const pending = await pool.query<{ id: string }>(

@@ -57,8 +57,10 @@ export class Sweeper implements OnApplicationBootstrap, BeforeApplicationShutdow
     return withTransaction(this.pool, async (client) => {
       const { rows: lock } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [SWEEP_LOCK]);
       if (!lock[0]?.ok) return { swept: false, pending: 0, enqueued: 0 };
-      const { rows } = await client.query<{ id: string; step_seq: number; next_step: OrderStep; next_step_at: Date }>(
-        'SELECT id, step_seq, next_step, next_step_at FROM orders WHERE next_step IS NOT NULL',
+      // How long until each step is due, by the database's clock (no worker's clock decides it).
+      const { rows } = await client.query<{ id: string; step_seq: number; next_step: OrderStep; delay_ms: number }>(
+        `SELECT id, step_seq, next_step, GREATEST(0, extract(epoch FROM next_step_at - now()) * 1000)::float8 AS delay_ms
+         FROM orders WHERE next_step IS NOT NULL`,
       );
       await this.circuit.reconcile();
       // Read Redis after Postgres: a step that moved on in between is re-added under its old id, and its
@@ -66,7 +68,7 @@ export class Sweeper implements OnApplicationBootstrap, BeforeApplicationShutdow
       const live = await this.queue.liveJobIds();
       const missing: ScheduledStep[] = rows
         .filter((r) => !live.has(orderStepJobId(r.id, r.step_seq)))
-        .map((r) => ({ orderId: r.id, stepSeq: r.step_seq, step: r.next_step, at: r.next_step_at }));
+        .map((r) => ({ orderId: r.id, stepSeq: r.step_seq, step: r.next_step, delayMs: r.delay_ms }));
       // A job id that is not live may still have its hash (a list lost without it, a finished job kept):
       // BullMQ would take the re-add for a duplicate and drop it. Remove the leftover first.
       await removeLeftovers(this.queue.queue, missing.map((m) => orderStepJobId(m.orderId, m.stepSeq)));
@@ -76,7 +78,7 @@ export class Sweeper implements OnApplicationBootstrap, BeforeApplicationShutdow
       const liveCallbacks = await this.callbackQueue.liveJobIds();
       const lostCallbacks = pendingCallbacks.filter((e) => !liveCallbacks.has(callbackJobId(e.id)));
       await removeLeftovers(this.callbackQueue.queue, lostCallbacks.map((e) => callbackJobId(e.id)));
-      await this.callbackQueue.enqueue(lostCallbacks.map((e) => ({ id: e.id, at: e.nextAttemptAt })));
+      await this.callbackQueue.enqueue(lostCallbacks.map((e) => ({ id: e.id, delayMs: e.delayMs })));
       if (missing.length || lostCallbacks.length) {
         this.log.warn(
           { enqueued: missing.length, pending: rows.length, callbacks: lostCallbacks.length },

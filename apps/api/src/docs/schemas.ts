@@ -36,6 +36,14 @@ export const orderCardSchema = z.strictObject({
   pdf_url: z.string().nullable(),
 });
 
+export const otherCardSchema = orderCardSchema.extend({
+  role: z.enum(['surplus', 'mismatch']).meta({
+    description: 'surplus: a second card for an order that has its card (kept for a refund or reuse); mismatch: a card that differs from the order (the order needs attention)',
+  }),
+  request_id: z.string().meta({ description: 'The request ID the partner issued it for' }),
+  mismatch: z.string().nullable().meta({ description: 'How it differs from the order (gift card, amount), or null' }),
+});
+
 export const ORDER_EXAMPLE = {
   id: '0193a1f2-7c4e-7d2a-9b1e-3f5c6d7e8a90',
   idempotency_key: 'checkout-8841-card-1',
@@ -66,6 +74,7 @@ export const ORDER_EXAMPLE = {
     gift_card_code: 'ACME-BOOKS-FIXED',
     pdf_url: 'https://partner.example.com/cards/card_7f3e2d1c.pdf',
   },
+  other_cards: [],
   error: null,
   created_at: '2026-11-22T10:15:00.118Z',
   updated_at: '2026-11-22T10:15:00.872Z',
@@ -88,6 +97,9 @@ export const orderSchema = z
     metadata: z.record(z.string(), z.unknown()).nullable().meta({ description: "The caller's metadata, as sent (null when none)" }),
     attempts: z.array(attemptSchema).meta({ description: 'One per partner request ID, oldest first' }),
     card: orderCardSchema.nullable().meta({ description: 'The card, once the order is completed' }),
+    other_cards: z.array(otherCardSchema).meta({
+      description: "Every other card the partner issued for this order's request IDs (nothing it billed is hidden); usually empty",
+    }),
     error: errorDetail.nullable().meta({ description: "Why the order failed, waits or needs attention (the partner's code and message)" }),
     created_at: timestamp('When the order was accepted'),
     updated_at: timestamp('Last change'),
@@ -181,5 +193,6 @@ export type OrderSchemaMatchesOrderView = [
   Assert<SameKeys<Out, OrderView>>,
   Assert<SameKeys<Out['attempts'][number], OrderView['attempts'][number]>>,
   Assert<SameKeys<NonNullable<Out['card']>, NonNullable<OrderView['card']>>>,
+  Assert<SameKeys<Out['other_cards'][number], OrderView['other_cards'][number]>>,
   Assert<Out extends OrderView ? true : false>,
 ];

@@ -47,7 +47,7 @@ export class OrdersService {
     });
     if (result.kind !== 'created') return this.replayOrConflict(result.kind === 'replay', result.order.id, client.client);
     const { order } = result;
-    await this.queue.schedule({ orderId: order.id, stepSeq: order.stepSeq, step: order.nextStep!, at: order.nextStepAt ?? new Date() });
+    await this.queue.schedule({ orderId: order.id, stepSeq: order.stepSeq, step: order.nextStep!, delayMs: 0 });
     return {
       created: true,
       detail: {
@@ -66,11 +66,13 @@ export class OrdersService {
             firstSentAt: null,
             lastSentAt: null,
             unknownSince: null,
+            notFoundSince: null,
             createdAt: order.createdAt,
             updatedAt: order.createdAt,
           },
         ],
         card: null,
+        otherCards: [],
       },
     };
   }

@@ -7,7 +7,7 @@ import { OrdersRepository } from '../orders.repository';
 import { CALLBACK_HEADERS, signCallback } from './callback-signature';
 import { CallbacksRepository, type CallbackEventRow } from './callbacks.repository';
 
-export type DeliveryResult = { kind: 'done'; reason: string } | { kind: 'retry'; at: Date };
+export type DeliveryResult = { kind: 'done'; reason: string } | { kind: 'retry'; delayMs: number };
 
 const MAX_BACKOFF_MS = 3_600_000;
 
@@ -32,7 +32,7 @@ export class CallbackDeliverer {
     const event = await this.callbacks.claim(eventId, this.config.CALLBACK_TIMEOUT_MS + 5_000);
     if (!event) {
       const current = await this.callbacks.find(eventId);
-      return current?.state === 'pending' ? { kind: 'retry', at: current.nextAttemptAt } : { kind: 'done', reason: current?.state ?? 'gone' };
+      return current?.state === 'pending' ? { kind: 'retry', delayMs: current.dueInMs } : { kind: 'done', reason: current?.state ?? 'gone' };
     }
     const secret = this.config.CALLBACK_SECRETS.get(event.client);
     const started = performance.now();
@@ -50,13 +50,13 @@ export class CallbackDeliverer {
     }
     const ok = error === null;
     const giveUp = !ok && (event.attempts >= this.config.CALLBACK_MAX_ATTEMPTS || !secret);
-    const next = ok || giveUp ? null : new Date(Date.now() + Math.min(this.config.CALLBACK_BACKOFF_MS * 2 ** (event.attempts - 1), MAX_BACKOFF_MS));
-    await this.callbacks.record(event.id, { ok, httpStatus, error, durationMs: performance.now() - started, next });
+    const retryInMs = ok || giveUp ? null : Math.min(this.config.CALLBACK_BACKOFF_MS * 2 ** (event.attempts - 1), MAX_BACKOFF_MS);
+    await this.callbacks.record(event.id, { ok, httpStatus, error, durationMs: performance.now() - started, retryInMs });
     const fields = { eventId: event.id, orderId: event.orderId, type: event.type, attempt: event.attempts, httpStatus, error };
     if (ok) this.log.log(fields, 'callback delivered');
     else if (giveUp) this.log.error(fields, 'callback given up');
-    else this.log.warn({ ...fields, retryAt: next!.toISOString() }, 'callback failed; will retry');
-    return next ? { kind: 'retry', at: next } : { kind: 'done', reason: ok ? 'delivered' : 'failed' };
+    else this.log.warn({ ...fields, retryInMs }, 'callback failed; will retry');
+    return retryInMs !== null ? { kind: 'retry', delayMs: retryInMs } : { kind: 'done', reason: ok ? 'delivered' : 'failed' };
   }
 
   private async post(event: CallbackEventRow, secret: string): Promise<number> {

@@ -13,14 +13,15 @@ export class CallbackQueue {
     queue.on('error', () => undefined); // the orders queue already reports an unreachable Redis
   }
 
-  async enqueue(events: { id: string; at?: Date }[]): Promise<void> {
+  /** `delayMs`: from now (relative: when it is due was decided by the database's clock). */
+  async enqueue(events: { id: string; delayMs?: number }[]): Promise<void> {
     if (!events.length) return;
     try {
       await this.queue.addBulk(
         events.map((e) => ({
           name: 'deliver_callback',
           data: { eventId: e.id },
-          opts: { ...CALLBACK_JOB_OPTIONS, jobId: callbackJobId(e.id), delay: Math.max(0, (e.at?.getTime() ?? 0) - Date.now()) },
+          opts: { ...CALLBACK_JOB_OPTIONS, jobId: callbackJobId(e.id), delay: Math.max(0, Math.round(e.delayMs ?? 0)) },
         })),
       );
     } catch (error) {

@@ -29,7 +29,7 @@ export class CallbacksWorker implements OnApplicationBootstrap, BeforeApplicatio
   async process(job: Job<CallbackJobData>, token?: string): Promise<string> {
     const result = await this.deliverer.deliver(job.data.eventId);
     if (result.kind === 'retry') {
-      await job.moveToDelayed(Math.max(result.at.getTime(), Date.now() + 1), token);
+      await job.moveToDelayed(Date.now() + Math.max(1, Math.round(result.delayMs)), token);
       throw new DelayedError('callback retry');
     }
     return result.reason;

@@ -46,27 +46,35 @@ export class CallbacksRepository {
     return rows[0] ?? null;
   }
 
-  async find(eventId: string): Promise<CallbackEventRow | null> {
-    const { rows } = await this.pool.query<CallbackEventRow>(`SELECT ${EVENT_COLUMNS} FROM callback_events WHERE id = $1`, [eventId]);
+  /** An event, with how long until its next attempt is due (by the database's clock). */
+  async find(eventId: string): Promise<(CallbackEventRow & { dueInMs: number }) | null> {
+    const { rows } = await this.pool.query<CallbackEventRow & { dueInMs: number }>(
+      `SELECT ${EVENT_COLUMNS}, GREATEST(0, extract(epoch FROM next_attempt_at - now()) * 1000)::float8 AS "dueInMs" FROM callback_events WHERE id = $1`,
+      [eventId],
+    );
     return rows[0] ?? null;
   }
 
-  /** Records one attempt; `next` is when to try again, or null when delivered (ok) or given up (not ok). */
-  async record(eventId: string, attempt: { ok: boolean; httpStatus: number | null; error: string | null; durationMs: number; next: Date | null }): Promise<void> {
+  /**
+   * Records one attempt; `retryInMs` is how long until the next try (by the database's clock: the sweeper of
+   * another worker reads it), or null when delivered (ok) or given up (not ok).
+   */
+  async record(eventId: string, attempt: { ok: boolean; httpStatus: number | null; error: string | null; durationMs: number; retryInMs: number | null }): Promise<void> {
     await this.pool.query(
       `WITH d AS (INSERT INTO callback_deliveries (event_id, http_status, error, duration_ms) VALUES ($1, $2, $3, $4))
        UPDATE callback_events SET
-         state = CASE WHEN $5 THEN 'delivered' WHEN $6::timestamptz IS NULL THEN 'failed' ELSE 'pending' END,
+         state = CASE WHEN $5 THEN 'delivered' WHEN $6::float8 IS NULL THEN 'failed' ELSE 'pending' END,
          delivered_at = CASE WHEN $5 THEN now() ELSE delivered_at END,
-         next_attempt_at = COALESCE($6::timestamptz, next_attempt_at)
+         next_attempt_at = COALESCE(now() + make_interval(secs => $6::float8 / 1000), next_attempt_at)
        WHERE id = $1`,
-      [eventId, attempt.httpStatus, attempt.error, Math.round(attempt.durationMs), attempt.ok, attempt.next],
+      [eventId, attempt.httpStatus, attempt.error, Math.round(attempt.durationMs), attempt.ok, attempt.retryInMs],
     );
   }
 
-  async pending(): Promise<{ id: string; nextAttemptAt: Date }[]> {
-    const { rows } = await this.pool.query<{ id: string; nextAttemptAt: Date }>(
-      `SELECT id, next_attempt_at AS "nextAttemptAt" FROM callback_events WHERE state = 'pending'`,
+  /** Pending events and how long until each is due, by the database's clock. */
+  async pending(): Promise<{ id: string; delayMs: number }[]> {
+    const { rows } = await this.pool.query<{ id: string; delayMs: number }>(
+      `SELECT id, GREATEST(0, extract(epoch FROM next_attempt_at - now()) * 1000)::float8 AS "delayMs" FROM callback_events WHERE state = 'pending'`,
     );
     return rows;
   }

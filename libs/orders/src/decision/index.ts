@@ -1,0 +1,3 @@
+export * from './decision.types';
+export * from './decide';
+export * from './resume';

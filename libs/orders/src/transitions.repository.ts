@@ -1,0 +1,184 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Pool } from 'pg';
+import { PG_POOL, type AttemptState, type OrderStatus, type OrderStep, type PullMode } from '@cardpull/db';
+import type { CardRow } from './order.types';
+import { prepared } from './prepared';
+import { noteSets, type AttemptNote } from './steps.repository';
+
+/** A card as the store receives it (its order and time come from the statement). */
+export type StoredCard = Omit<CardRow, 'orderId' | 'createdAt' | 'mismatch' | 'role'>;
+
+export interface Transition {
+  orderId: string;
+  /** Invariant 5 (exactly-once effects): the change applies only while the order is still at the step the handler worked on. */
+  stepSeq: number;
+  actor: string;
+  status?: OrderStatus;
+  /** The next step and how long from now (by the database's clock) it is due; null ends scheduling (invariant 6). */
+  next: { step: OrderStep; delayMs: number } | null;
+  /** The order's error: set, cleared (null) or kept (undefined). */
+  error?: { code: string; message: string } | null;
+  /** 'start': the waiting deadline starts now (this long from now) unless one runs. */
+  waitDeadline?: { startMs: number };
+  attempt?: AttemptNote & { requestId: string };
+  /** A new request ID, committed here before any call carries it (invariant 1). */
+  newAttempt?: { requestId: string; kind: PullMode };
+  /** The timeline entry; omitted for repeats that add nothing (a retry scheduled like the one before). */
+  event?: { type: string; requestId?: string; detail?: Record<string, unknown> };
+}
+
+export interface TransitionResult {
+  applied: boolean;
+  stepSeq: number;
+  status: OrderStatus | null;
+  /** Callback events written by this transition (outbox), to deliver once it is committed. */
+  callbackEventIds: string[];
+}
+
+/** What became of a card received: the order's, a surplus, a mismatch, or one stored before (a re-run). */
+export type CardRole = 'order' | 'surplus' | 'mismatch' | 'known';
+
+export interface CardStoreResult {
+  role: CardRole;
+  status: OrderStatus;
+  callbackEventIds: string[];
+}
+
+/**
+ * The outbox: a callback for every transition into a terminal or needs_attention status, committed with it
+ * (no event without its transition, and back). `o` is the order as written, `prev` as it was.
+ */
+const OUTBOX_CTE = `cb AS (INSERT INTO callback_events (id, order_id, client, type, url, snapshot)
+    SELECT gen_random_uuid(), o.id, o.client, 'order.' || o.status, o.callback_url,
+           jsonb_build_object('status', o.status, 'error', CASE WHEN o.error_code IS NULL THEN NULL
+             ELSE jsonb_build_object('code', o.error_code, 'message', o.error_message) END)
+    FROM o, prev
+    WHERE o.callback_url IS NOT NULL AND o.status IN ('completed', 'failed', 'needs_attention')
+      AND o.status IS DISTINCT FROM prev.status
+    RETURNING id)`;
+
+/**
+ * Invariant 3: every card received is stored, once (unique partner card id), in one statement with what it
+ * does to its order (the order row is locked first, so two cards for one order are told apart):
+ *  - the order has no card and the card matches it: the order's card; the order completes (also from
+ *    `failed`: completed_after_failed; a card that arrives late is never turned away);
+ *  - the order has its card already: a surplus card, kept for a refund or reuse; the order is unchanged;
+ *  - the card differs from the order (gift card, amount): kept with the difference; a live order goes to
+ *    needs_attention (card_mismatch);
+ *  - a partner card id stored before: nothing (a step run twice).
+ */
+const storeCardSql = (attemptSets: string) => `WITH prev AS (
+    SELECT id, status, card_id FROM orders WHERE id = $1 FOR UPDATE
+  ), kind AS (
+    SELECT (CASE WHEN prev.card_id IS NOT NULL THEN 'surplus' WHEN $12::text IS NOT NULL THEN 'mismatch' ELSE 'order' END)::"CardRole" AS role
+    FROM prev
+  ), ins AS (
+    INSERT INTO cards (id, order_id, request_id, partner_card_id, key_id, code_enc, pin_enc, expire_at, amount, gift_card_code, pdf_url, mismatch, role)
+    SELECT $2::uuid, prev.id, $3, $4, $5, $6, $7, $8::timestamptz, $9, $10, $11, $12, kind.role FROM prev, kind
+    ON CONFLICT (partner_card_id) DO NOTHING
+    RETURNING id
+  ), role AS (
+    SELECT CASE WHEN EXISTS (SELECT 1 FROM ins) THEN kind.role::text ELSE 'known' END AS role FROM kind
+  ), o AS (
+    UPDATE orders SET
+      status = CASE WHEN r.role = 'order' THEN 'completed'::"OrderStatus" ELSE 'needs_attention'::"OrderStatus" END,
+      card_id = CASE WHEN r.role = 'order' THEN $2::uuid ELSE NULL END,
+      completed_at = CASE WHEN r.role = 'order' THEN now() ELSE NULL END,
+      error_code = CASE WHEN r.role = 'order' THEN NULL ELSE 'card_mismatch' END,
+      error_message = CASE WHEN r.role = 'order' THEN NULL
+        ELSE 'The partner''s card ' || $4 || ' for request ID ' || $3 || ' does not match the order: ' || $12 END,
+      next_step = NULL, next_step_at = NULL, step_seq = step_seq + 1, lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+    FROM role r
+    WHERE orders.id = $1 AND (r.role = 'order' OR (r.role = 'mismatch' AND orders.status NOT IN ('completed', 'failed')))
+    RETURNING orders.id, orders.status, orders.client, orders.callback_url, orders.error_code, orders.error_message
+  ), att AS (
+    UPDATE attempts SET ${attemptSets} WHERE request_id = $3 AND EXISTS (SELECT 1 FROM ins)
+  ), ev AS (
+    INSERT INTO order_events (order_id, type, from_status, to_status, request_id, actor, detail)
+    SELECT prev.id,
+           CASE WHEN r.role = 'order' AND prev.status = 'failed' THEN 'completed_after_failed'
+                WHEN r.role = 'order' THEN 'completed' WHEN r.role = 'surplus' THEN 'surplus_card' ELSE 'card_mismatch' END,
+           prev.status, COALESCE((SELECT status FROM o), prev.status), $3, $13,
+           jsonb_build_object('partner_card_id', $4::text, 'mismatch', $12::text)
+    FROM prev, role r WHERE r.role <> 'known'
+  ), ${OUTBOX_CTE}
+  SELECT r.role, COALESCE((SELECT status FROM o), prev.status) AS status, ARRAY(SELECT id::text FROM cb) AS callbacks FROM prev, role r`;
+
+/**
+ * The statements that move an order, each one SQL statement (one round trip, atomic) guarded so that
+ * re-running a job never applies a change twice. Times are the database's (`now()`), never a worker's.
+ */
+@Injectable()
+export class TransitionsRepository {
+  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+
+  async transition(t: Transition): Promise<TransitionResult> {
+    const params: unknown[] = [t.orderId];
+    const p = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    const sets = [
+      'step_seq = step_seq + 1',
+      'lease_owner = NULL',
+      'lease_expires_at = NULL',
+      'updated_at = now()',
+      `next_step = ${p(t.next?.step ?? null)}::"OrderStep"`,
+      t.next ? `next_step_at = now() + make_interval(secs => ${p(t.next.delayMs)}::float8 / 1000)` : 'next_step_at = NULL',
+    ];
+    if (t.status) {
+      sets.push(`status = ${p(t.status)}::"OrderStatus"`);
+      if (t.status === 'failed') sets.push('completed_at = now()');
+    }
+    if (t.error !== undefined) sets.push(`error_code = ${p(t.error?.code ?? null)}`, `error_message = ${p(t.error?.message ?? null)}`);
+    if (t.waitDeadline) sets.push(`wait_deadline = COALESCE(wait_deadline, now() + make_interval(secs => ${p(t.waitDeadline.startMs)}::float8 / 1000))`);
+
+    const ctes = [
+      `prev AS (SELECT status FROM orders WHERE id = $1)`,
+      `o AS (UPDATE orders SET ${sets.join(', ')} WHERE id = $1 AND step_seq = ${p(t.stepSeq)}
+             RETURNING id, step_seq, status, client, callback_url, error_code, error_message)`,
+      OUTBOX_CTE,
+    ];
+    if (t.attempt) {
+      const { requestId, ...note } = t.attempt;
+      const { sets: aSets } = noteSets(note, params);
+      ctes.push(`att AS (UPDATE attempts SET ${aSets} WHERE request_id = ${p(requestId)} AND EXISTS (SELECT 1 FROM o))`);
+    }
+    if (t.newAttempt) {
+      ctes.push(
+        `new_att AS (INSERT INTO attempts (request_id, order_id, seq, kind, state, created_at, updated_at)
+          SELECT ${p(t.newAttempt.requestId)}, $1, (SELECT COALESCE(max(seq), 0) + 1 FROM attempts WHERE order_id = $1),
+                 ${p(t.newAttempt.kind)}::"PullMode", 'created', now(), now() FROM o)`,
+      );
+    }
+    if (t.event) {
+      ctes.push(
+        `ev AS (INSERT INTO order_events (order_id, type, from_status, to_status, request_id, actor, detail)
+          SELECT $1, ${p(t.event.type)}, prev.status, o.status, ${p(t.event.requestId ?? t.attempt?.requestId ?? null)},
+                 ${p(t.actor)}, ${p(t.event.detail ? JSON.stringify(t.event.detail) : null)}::jsonb FROM o, prev)`,
+      );
+    }
+    const { rows } = await this.pool.query<{ step_seq: number; status: OrderStatus; callbacks: string[] }>(
+      prepared(`WITH ${ctes.join(',\n')} SELECT o.step_seq, o.status, ARRAY(SELECT id::text FROM cb) AS callbacks FROM o`, params),
+    );
+    const row = rows[0];
+    return row
+      ? { applied: true, stepSeq: row.step_seq, status: row.status, callbackEventIds: row.callbacks }
+      : { applied: false, stepSeq: -1, status: null, callbackEventIds: [] };
+  }
+
+  /** Stores a card received for `orderId` and applies what it means for the order (see storeCardSql). */
+  async storeCard(orderId: string, card: StoredCard, mismatch: string | null, attempt: { state: AttemptState; partnerStatus: string }, actor: string): Promise<CardStoreResult> {
+    const params: unknown[] = [
+      orderId, card.id, card.requestId, card.partnerCardId, card.keyId, card.codeEnc, card.pinEnc,
+      card.expireAt, card.amount, card.giftCardCode, card.pdfUrl, mismatch, actor,
+    ];
+    const { sets } = noteSets({ state: attempt.state, partnerStatus: attempt.partnerStatus, error: null, notFoundSince: 'clear' }, params);
+    const { rows } = await this.pool.query<{ role: CardRole; status: OrderStatus; callbacks: string[] }>(
+      prepared(storeCardSql(sets), params),
+    );
+    const row = rows[0];
+    if (!row) throw new Error(`order ${orderId} not found while storing a card`);
+    return { role: row.role, status: row.status, callbackEventIds: row.callbacks };
+  }
+}
