@@ -39,7 +39,7 @@ function picture(): { db: DbSnapshot; ledger: LedgerView } {
       attempts: [{ request_id: 'r1', order_id: 'o1', seq: 1, state: 'succeeded', created_at: new Date(T0 - 10), call_count: 1 }],
       cards: [{ id: 'k1', order_id: 'o1', request_id: 'r1', partner_card_id: 'c1', role: 'order', code_enc: Buffer.from('encrypted'), pin_enc: Buffer.from('encrypted') }],
     },
-    ledger: { requests: [post('r1', 0)], cards: [card('c1', 'r1')] },
+    ledger: { requests: [post('r1', 0)], cards: [card('c1', 'r1')], pulls: [] },
   };
 }
 

@@ -88,7 +88,7 @@ describe('Control API: reset, state, balance and stock', () => {
     expect(state.stocks['ACME-BOOKS-FIXED']).toEqual({ unlimited: false, quantities: { 1000: 500, 2500: 500, 5000: 200, 10000: 50 } });
     expect(state.stocks['NOVA-GAMES-FREE']).toEqual({ unlimited: true });
     expect(await sim.control.faults()).toEqual([]);
-    expect(await sim.control.ledger()).toEqual({ requests: [], cards: [] });
+    expect(await sim.control.ledger()).toEqual({ requests: [], cards: [], pulls: [] });
     expect((await get(sim, `/partners/v1/cards/${card.id}`)).status).toBe(404);
     expect((await getPullRequest(sim, 'r-2')).status).toBe(404);
     // The request ID is free again.

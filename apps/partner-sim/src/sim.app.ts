@@ -25,6 +25,8 @@ export async function createSimApp(
       bodyParser: false,
       // A held (hang fault) or slow answer must not keep shutdown waiting.
       forceCloseConnections: true,
+      // A start-up error (a bad SIM_FAULTS) is thrown to the caller, not turned into process.exit.
+      abortOnError: false,
       ...(silent ? {} : { bufferLogs: true }),
     });
     if (!silent) app.useLogger(app.get(Logger));

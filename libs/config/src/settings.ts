@@ -159,6 +159,25 @@ export const simSchema = z.object({
   SIM_SYNC_DELAY_MS: intSetting(0, 0, 3_600_000),
   /** Starting balance, in currency units (the Balance resource's `amount`). */
   SIM_INITIAL_BALANCE: amountSetting('1000000.00'),
+  /**
+   * Faults (and readings of the spec) installed at start-up and again after every POST /_sim/reset: a JSON
+   * array of fault specs as POST /_sim/faults takes them (apps/partner-sim/README.md). Each one is checked
+   * by the simulator when it starts.
+   */
+  SIM_FAULTS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return [] as unknown[];
+      try {
+        const parsed: unknown = JSON.parse(v);
+        if (Array.isArray(parsed) && parsed.every((f) => typeof f === 'object' && f !== null && !Array.isArray(f))) return parsed as unknown[];
+      } catch {
+        // reported below
+      }
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON array of fault specs, e.g. [{"endpoint":"cards","mode":"business_first"}]' });
+      return z.NEVER;
+    }),
   /** Base URL the partner's clients use to reach the simulator, if it differs from the address it listens on. */
   SIM_PUBLIC_BASE_URL: z
     .string()

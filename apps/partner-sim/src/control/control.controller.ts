@@ -6,7 +6,7 @@ import { PartnerError } from '../common/partner-error';
 import { inventoryOf } from '../catalog/inventory';
 import { FaultRegistry } from '../faults/fault-registry';
 import { faultSpecSchema, type Fault } from '../faults/fault-spec';
-import type { LedgerCard, LedgerRequest } from '../ledger/ledger';
+import type { LedgerCard, LedgerPull, LedgerRequest } from '../ledger/ledger';
 import { SimStateService } from '../state/sim-state.service';
 import { balanceBodySchema, parseControlBody, stockBodySchema } from './control-bodies';
 import { setStock } from './stock';
@@ -21,6 +21,7 @@ export interface SimStateView {
 export interface LedgerView {
   requests: LedgerRequest[];
   cards: LedgerCard[];
+  pulls: LedgerPull[];
 }
 
 /**
@@ -35,12 +36,12 @@ export class ControlController {
     private readonly faults: FaultRegistry,
   ) {}
 
-  /** Back to the seed: catalog, stocks, balance, pulls, pull requests, cards, ledger and faults. */
+  /** Back to the seed: catalog, stocks, balance, pulls, pull requests, cards, ledger, and the faults of SIM_FAULTS alone. */
   @Post('reset')
   @HttpCode(200)
   reset(): { reset: true } {
     this.state.reset();
-    this.faults.clear();
+    this.faults.reset();
     return { reset: true };
   }
 

@@ -40,4 +40,29 @@ describe('FaultRegistry: which fault hits a request', () => {
     expect(registry.select(req(), newSyncPull)).toBeNull();
     expect(registry.list()[0]!.hits).toBe(1);
   });
+
+  it('readings are matched on their own, so a request can meet a reading and a delivery fault; readings reach repeats', () => {
+    const registry = registryWith({ endpoint: 'cards', mode: 'business_first' }, { endpoint: 'cards', mode: 'error_before_issue' });
+    const repeat = { ...newSyncPull, newPull: false };
+    expect(registry.select(req(), repeat)?.mode).toBe('error_before_issue');
+    expect(registry.reading(req(), repeat, 'business_first')?.mode).toBe('business_first');
+    expect(registry.reading(req(), repeat, 'accepted_202')).toBeNull();
+  });
+
+  it('a reading counts a hit only for an answer it changes', () => {
+    const registry = registryWith({ endpoint: 'pull_request_status', mode: 'read_lag' });
+    const read = { kind: 'pull_request_status', newPull: true } as const;
+    expect(registry.reading(req(), read, 'read_lag', () => false)).toBeNull();
+    expect(registry.reading(req(), read, 'read_lag')).not.toBeNull();
+    expect(registry.list()[0]!.hits).toBe(1);
+  });
+
+  it('SIM_FAULTS are installed at once and again by reset; a bad one names the setting', () => {
+    const registry = new FaultRegistry({ SIM_FAULTS: [{ endpoint: 'any', mode: 'rate_limited', share: 0.1 }] });
+    expect(registry.list().map((f) => f.mode)).toEqual(['rate_limited']);
+    registry.clear();
+    registry.reset();
+    expect(registry.list().map((f) => f.mode)).toEqual(['rate_limited']);
+    expect(() => new FaultRegistry({ SIM_FAULTS: [{ endpoint: 'read', mode: 'hang' }] })).toThrow(/^SIM_FAULTS: fault 1 is not valid \(endpoint/);
+  });
 });

@@ -9,10 +9,30 @@ export const FAULT_MODES = [
   'reset',
   'come_back_later',
   'async_error',
+  'rate_limited',
+  'wrong_card',
+  'business_first',
+  'read_lag',
+  'accepted_202',
 ] as const;
 
 export type FaultEndpoint = (typeof FAULT_ENDPOINTS)[number];
 export type FaultMode = (typeof FAULT_MODES)[number];
+
+/**
+ * Readings of the spec's silent points, as opposed to delivery faults. A reading is matched on its own (the
+ * first reading of that mode that matches), so it combines with a delivery fault on the same request:
+ *  - business_first: the partner checks business errors (gift card, amount, stock, funds) on the body of a
+ *    repeated request ID BEFORE it looks at the ID (the spec does not show the order of its checks);
+ *  - read_lag: GET /pull_requests/:id is served by a read copy that lags: 404 for latency_ms after creation;
+ *  - accepted_202: "come back later" is 202 {"status": "processing"} instead of 409 pull_in_progress.
+ */
+export const READING_MODES = ['business_first', 'read_lag', 'accepted_202'] as const satisfies readonly FaultMode[];
+export type ReadingMode = (typeof READING_MODES)[number];
+export const isReading = (mode: FaultMode): mode is ReadingMode => (READING_MODES as readonly FaultMode[]).includes(mode);
+
+/** Modes that act before the partner does anything, so they also hit a repeat of a known request ID. */
+export const BEFORE_ANYTHING: readonly FaultMode[] = ['error_before_issue', 'rate_limited'];
 
 /**
  * The kind of a partner request, as faults see it: the three pull endpoints, and `read` for every other
@@ -28,9 +48,14 @@ export const MODE_APPLIES_TO: Record<FaultMode, readonly RequestKind[]> = {
   hang: EVERY_KIND,
   error_before_issue: EVERY_KIND,
   reset: EVERY_KIND,
+  rate_limited: EVERY_KIND,
   error_after_issue: ['cards', 'pull_requests'],
   come_back_later: ['cards'],
   async_error: ['pull_requests'],
+  wrong_card: ['cards', 'pull_requests'],
+  business_first: ['cards', 'pull_requests'],
+  read_lag: ['pull_request_status'],
+  accepted_202: ['cards'],
 };
 
 /** Defaults of latency_ms per mode (hang: longer than any client timeout). */
@@ -38,12 +63,14 @@ export const DEFAULT_LATENCY_MS: Partial<Record<FaultMode, number>> = {
   latency: 5_000,
   hang: 120_000,
   come_back_later: 30_000,
+  read_lag: 3_000,
 };
 
 /** Defaults of `status` for the modes that answer with a broken response. */
 export const DEFAULT_STATUS: Partial<Record<FaultMode, number>> = {
   error_after_issue: 500,
   error_before_issue: 503,
+  rate_limited: 429,
 };
 
 export const faultSpecSchema = z
@@ -58,6 +85,14 @@ export const faultSpecSchema = z
     times: z.number().int().min(1).optional(),
     latency_ms: z.number().int().min(0).max(3_600_000).optional(),
     status: z.number().int().min(100).max(599).optional(),
+    /** error_before_issue: answer the partner's envelope with this code (a business error, say) instead of an HTML page. */
+    error_code: z.string().min(1).max(100).optional(),
+    /** rate_limited, error_before_issue, come_back_later: the Retry-After header, in seconds... */
+    retry_after_s: z.number().int().min(0).max(86_400).optional(),
+    /** ...written as delay-seconds (default) or as an HTTP date. */
+    retry_after_format: z.enum(['seconds', 'http_date']).optional(),
+    /** wrong_card: the card issued is for the ordered amount plus this (default 100). */
+    amount_delta: z.number().int().min(-1_000_000).max(1_000_000).optional(),
   })
   .superRefine((spec, ctx) => {
     if (spec.endpoint !== 'any' && !MODE_APPLIES_TO[spec.mode].includes(spec.endpoint)) {
@@ -67,6 +102,15 @@ export const faultSpecSchema = z
         message: `mode ${spec.mode} does not apply to endpoint ${spec.endpoint} (it applies to ${MODE_APPLIES_TO[spec.mode].join(', ')})`,
       });
     }
+    if (spec.error_code !== undefined && spec.mode !== 'error_before_issue') {
+      ctx.addIssue({ code: 'custom', path: ['error_code'], message: 'only error_before_issue answers with an error code' });
+    }
+    if (spec.amount_delta !== undefined && spec.mode !== 'wrong_card') {
+      ctx.addIssue({ code: 'custom', path: ['amount_delta'], message: 'only wrong_card changes the amount' });
+    }
+    if ((spec.retry_after_s !== undefined || spec.retry_after_format !== undefined) && !['rate_limited', 'error_before_issue', 'come_back_later'].includes(spec.mode)) {
+      ctx.addIssue({ code: 'custom', path: ['retry_after_s'], message: 'only rate_limited, error_before_issue and come_back_later send a Retry-After' });
+    }
   });
 
 export type FaultSpecInput = z.input<typeof faultSpecSchema>;
@@ -75,4 +119,13 @@ export type FaultSpec = z.output<typeof faultSpecSchema>;
 export interface Fault extends FaultSpec {
   id: string;
   hits: number;
+}
+
+/** The Retry-After header a fault asks for, if any. */
+export function retryAfterHeader(fault: Fault, fallbackS?: number): Record<string, string> {
+  const seconds = fault.retry_after_s ?? fallbackS;
+  if (seconds === undefined) return {};
+  return {
+    'Retry-After': fault.retry_after_format === 'http_date' ? new Date(Date.now() + seconds * 1000).toUTCString() : String(seconds),
+  };
 }

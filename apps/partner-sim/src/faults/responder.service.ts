@@ -4,20 +4,35 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SimAnswer } from '../common/answer';
 import { SchedulerService } from '../state/scheduler.service';
 import { FaultRegistry, type FaultContext } from './fault-registry';
-import { DEFAULT_LATENCY_MS, DEFAULT_STATUS, type Fault } from './fault-spec';
+import { PartnerError } from '../common/partner-error';
+import { DEFAULT_LATENCY_MS, DEFAULT_STATUS, retryAfterHeader, type Fault } from './fault-spec';
 
 export const latencyOf = (fault: Fault): number => fault.latency_ms ?? DEFAULT_LATENCY_MS[fault.mode] ?? 0;
 
-/** What a broken partner (or the proxy in front of it) answers: not the envelope, an HTML error page. */
+/**
+ * What a partner answers before doing anything: a rate limit (429, envelope code rate_limited, Retry-After),
+ * the envelope with the fault's error_code (a business error, say), or what a broken partner (or the proxy
+ * in front of it) answers: an HTML error page. Nothing is done or stored.
+ */
 export function brokenAnswer(fault: Fault): SimAnswer {
   const status = fault.status ?? DEFAULT_STATUS[fault.mode] ?? 500;
+  const headers = retryAfterHeader(fault, fault.mode === 'rate_limited' ? 1 : undefined);
+  if (fault.mode === 'rate_limited' || fault.error_code) {
+    const code = fault.error_code ?? 'rate_limited';
+    const error = new PartnerError(status, code, fault.mode === 'rate_limited' ? 'Too many requests: slow down' : `${code} (scripted)`, headers);
+    return error.toAnswer();
+  }
   const text = STATUS_CODES[status] ?? 'Error';
   return {
     status,
     body: `<!DOCTYPE html><html><head><title>${status} ${text}</title></head><body><h1>${text}</h1></body></html>`,
     contentType: 'text/html; charset=utf-8',
+    headers,
   };
 }
+
+/** A fault that answers before anything is done (error_before_issue, rate_limited). */
+export const answersBeforeAnything = (fault: Fault | null): boolean => fault?.mode === 'error_before_issue' || fault?.mode === 'rate_limited';
 
 /** Sends the simulator's answers, through whatever delivery fault hit the request. */
 @Injectable()
@@ -33,7 +48,7 @@ export class ResponderService {
    */
   async read(req: FastifyRequest, reply: FastifyReply, ctx: Omit<FaultContext, 'newPull'>, compute: () => SimAnswer): Promise<void> {
     const fault = this.faults.select(req, { ...ctx, newPull: true });
-    if (fault?.mode === 'error_before_issue') return this.send(req, reply, brokenAnswer(fault));
+    if (answersBeforeAnything(fault)) return this.send(req, reply, brokenAnswer(fault!));
     if (fault?.mode === 'latency') await this.scheduler.sleep(latencyOf(fault));
     this.send(req, reply, compute(), fault);
   }

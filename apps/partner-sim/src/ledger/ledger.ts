@@ -19,7 +19,27 @@ export interface LedgerRequest {
   status: number | null;
   /** 'ok', or the error code the signature check answered with; null when no check ran (unknown route). */
   auth: 'ok' | string | null;
+  /** The delivery fault that hit it. */
   fault?: FaultMode;
+  /** The reading of the spec that changed its answer (business_first, read_lag, accepted_202). */
+  reading?: FaultMode;
+}
+
+/**
+ * One pull the partner accepted and ran (a sync pull once it starts; a pull request once created): the
+ * partner's truth of "could request ID X still yield a card at time T" (accepted at or before T and not
+ * ended in `error` by then). A chaos run checks from it that no new request ID was minted while an earlier
+ * one of the order could still yield a card.
+ */
+export interface LedgerPull {
+  request_id: string;
+  via: 'sync' | 'async';
+  accepted_at: string;
+  finished_at: string | null;
+  /** 'card' (issued: card_id), 'error' (no card: error_code), null while running. */
+  outcome: 'card' | 'error' | null;
+  card_id: string | null;
+  error_code: string | null;
 }
 
 /** Every card ever issued, with its secrets: the ground truth a chaos run compares the service against. */
@@ -40,6 +60,7 @@ const MAX_REQUESTS = 200_000;
 export class Ledger {
   private readonly requests: LedgerRequest[] = [];
   private readonly cards: LedgerCard[] = [];
+  private readonly pulls: LedgerPull[] = [];
 
   openRequest(method: string, path: string, requestId: string | null): LedgerRequest {
     const entry: LedgerRequest = {
@@ -65,12 +86,31 @@ export class Ledger {
     this.cards.push(card);
   }
 
-  /** Both lists, limited to what happened at or after `since` (epoch ms) when given. */
-  view(since?: number): { requests: LedgerRequest[]; cards: LedgerCard[] } {
+  /** A pull starts running under `requestId`; finish it with `finishPull`. */
+  acceptPull(requestId: string, via: 'sync' | 'async'): LedgerPull {
+    const pull: LedgerPull = { request_id: requestId, via, accepted_at: isoWithOffset(Date.now()), finished_at: null, outcome: null, card_id: null, error_code: null };
+    this.pulls.push(pull);
+    return pull;
+  }
+
+  finishPull(pull: LedgerPull, end: { cardId: string } | { errorCode: string }): void {
+    pull.finished_at = isoWithOffset(Date.now());
+    if ('cardId' in end) {
+      pull.outcome = 'card';
+      pull.card_id = end.cardId;
+    } else {
+      pull.outcome = 'error';
+      pull.error_code = end.errorCode;
+    }
+  }
+
+  /** Every list, limited to what happened at or after `since` (epoch ms) when given (pulls: accepted then). */
+  view(since?: number): { requests: LedgerRequest[]; cards: LedgerCard[]; pulls: LedgerPull[] } {
     const after = (iso: string) => since === undefined || Date.parse(iso) >= since;
     return {
       requests: this.requests.filter((r) => after(r.at)).map((r) => ({ ...r })),
       cards: this.cards.filter((c) => after(c.issued_at)).map((c) => ({ ...c })),
+      pulls: this.pulls.filter((p) => after(p.accepted_at)).map((p) => ({ ...p })),
     };
   }
 }

@@ -7,7 +7,8 @@ import { ok } from '../common/answer';
 import { PartnerError } from '../common/partner-error';
 import { isoWithOffset } from '../common/time';
 import { FaultRegistry } from '../faults/fault-registry';
-import { brokenAnswer, latencyOf, ResponderService } from '../faults/responder.service';
+import type { Fault } from '../faults/fault-spec';
+import { answersBeforeAnything, brokenAnswer, latencyOf, ResponderService } from '../faults/responder.service';
 import { SchedulerService } from '../state/scheduler.service';
 import { SimStateService } from '../state/sim-state.service';
 import type { PullRequestRecord, SimWorld } from '../state/world';
@@ -55,14 +56,17 @@ export class PullRequestsService {
     }
     const used = world.pullRequests.has(requestId);
     const giftCardCode = typeof input.gift_card_code === 'string' ? input.gift_card_code : null;
-    const fault = this.faults.select(req, { kind: 'pull_requests', giftCardCode, requestId, newPull: !used });
-    if (fault?.mode === 'error_before_issue') return this.responder.send(req, reply, brokenAnswer(fault));
+    const ctx = { kind: 'pull_requests' as const, giftCardCode, requestId, newPull: !used };
+    const fault = this.faults.select(req, ctx);
+    if (answersBeforeAnything(fault)) return this.responder.send(req, reply, brokenAnswer(fault!));
+    // A failed creation does not use up the request ID.
+    const order = checkPull(world, input.gift_card_code, input.amount);
     if (used) {
+      // business_first: a used request ID's creation body is checked like a new one before the ID is looked at.
+      if (order instanceof PartnerError && this.faults.reading(req, ctx, 'business_first')) return this.responder.send(req, reply, order.toAnswer());
       const error = new PartnerError(422, 'unprocessable_entity', `request_id ${requestId} has already been used`);
       return this.responder.send(req, reply, error.toAnswer());
     }
-    // A failed creation does not use up the request ID.
-    const order = checkPull(world, input.gift_card_code, input.amount);
     if (order instanceof PartnerError) return this.responder.send(req, reply, order.toAnswer(), fault);
 
     world.reserve(order.giftCard.code, order.amount);
@@ -81,6 +85,7 @@ export class PullRequestsService {
     this.runInBackground(world, record, order, {
       fails: fault?.mode === 'async_error' || isBrokenBrand(order.giftCard),
       extraMs: fault?.mode === 'latency' ? latencyOf(fault) : 0,
+      amountDelta: fault?.mode === 'wrong_card' ? (fault.amount_delta ?? 100) : 0,
       base: publicBase(this.config.SIM_PUBLIC_BASE_URL, req.headers.host),
     });
     // hang / error_after_issue / reset: the pull request exists (its request ID is used), the answer is lost.
@@ -89,11 +94,15 @@ export class PullRequestsService {
 
   async show(req: FastifyRequest, reply: FastifyReply, requestId: string): Promise<void> {
     const giftCardCode = this.state.world.pullRequests.get(requestId)?.gift_card_code;
-    await this.responder.read(req, reply, { kind: 'pull_request_status', requestId, giftCardCode }, () => {
+    const ctx = { kind: 'pull_request_status' as const, requestId, giftCardCode };
+    await this.responder.read(req, reply, ctx, () => {
       const record = this.state.world.pullRequests.get(requestId);
-      return record
-        ? ok({ pull_request: showView(record) })
-        : new PartnerError(404, 'pull_request_not_found', `Pull request ${requestId} not found`).toAnswer();
+      const notFound = new PartnerError(404, 'pull_request_not_found', `Pull request ${requestId} not found`).toAnswer();
+      if (!record) return notFound;
+      // read_lag: the read copy that answers does not have it yet.
+      const young = (fault: Fault) => Date.now() - Date.parse(record.created_at) < latencyOf(fault);
+      if (this.faults.reading(req, { ...ctx, newPull: true }, 'read_lag', young)) return notFound;
+      return ok({ pull_request: showView(record) });
     });
   }
 
@@ -101,8 +110,9 @@ export class PullRequestsService {
     world: SimWorld,
     record: PullRequestRecord,
     order: PullOrder,
-    how: { fails: boolean; extraMs: number; base: string },
+    how: { fails: boolean; extraMs: number; amountDelta: number; base: string },
   ): void {
+    const pull = world.ledger.acceptPull(record.request_id, 'async');
     const half = Math.floor(this.config.SIM_ASYNC_DELAY_MS / 2);
     const transition = (status: PullRequestRecord['status']) => {
       record.status = status;
@@ -114,10 +124,12 @@ export class PullRequestsService {
         if (how.fails) {
           world.release(order.giftCard.code, order.amount);
           transition('error');
+          world.ledger.finishPull(pull, { errorCode: 'error' });
           return;
         }
-        record.card = world.issueCard(order.giftCard, order.amount, record.request_id, 'async', how.base);
+        record.card = world.issueCard(order.giftCard, order.amount + how.amountDelta, record.request_id, 'async', how.base);
         transition('success');
+        world.ledger.finishPull(pull, { cardId: record.card.id });
       });
     });
   }
