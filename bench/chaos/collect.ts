@@ -50,7 +50,7 @@ export function dbFigures(url: string): Promise<DbFigures> {
       entry.total += Number(r.n);
     }
     const failed = await db.query<{ code: string | null; n: string }>(
-      "SELECT error_code AS code, count(*) AS n FROM orders WHERE status IN ('failed', 'needs_attention') GROUP BY 1 ORDER BY 2 DESC",
+      "SELECT error_code AS code, count(*) AS n FROM orders WHERE status = 'failed' GROUP BY 1 ORDER BY 2 DESC",
     );
     const attempts = await db.query<{ attempts: string; several: string }>(
       'SELECT count(*) AS attempts, (SELECT count(*) FROM (SELECT order_id FROM attempts GROUP BY 1 HAVING count(*) > 1) x) AS several FROM attempts',

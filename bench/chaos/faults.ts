@@ -9,13 +9,29 @@ import type { LedgerView } from '@cardpull/testing';
 
 export interface FaultSpec {
   endpoint: 'cards' | 'pull_requests' | 'pull_request_status' | 'any';
-  mode: 'latency' | 'hang' | 'error_after_issue' | 'error_before_issue' | 'reset' | 'come_back_later' | 'async_error';
+  mode:
+    | 'latency'
+    | 'hang'
+    | 'error_after_issue'
+    | 'error_before_issue'
+    | 'reset'
+    | 'come_back_later'
+    | 'async_error'
+    | 'rate_limited'
+    | 'wrong_card'
+    | 'business_first'
+    | 'read_lag'
+    | 'accepted_202';
   share?: number;
   times?: number;
   latency_ms?: number;
   status?: number;
   gift_card_codes?: string[];
   request_ids?: string[];
+  error_code?: string;
+  retry_after_s?: number;
+  retry_after_format?: 'seconds' | 'http_date';
+  amount_delta?: number;
 }
 
 export interface FaultView extends FaultSpec {
@@ -42,9 +58,9 @@ export class SimClient {
   setBalance(amount: number) {
     return this.call('PUT', '/_sim/balance', { amount });
   }
-  /** Every amount of a fixed gift card (no facial value) or 'unlimited'. */
-  setStock(giftCardCode: string, quantity: number | 'unlimited') {
-    return this.call('PUT', '/_sim/stock', { gift_card_code: giftCardCode, quantity });
+  /** Every amount of a fixed gift card (no facial value), one facial value, or 'unlimited'. */
+  setStock(giftCardCode: string, quantity: number | 'unlimited', facialValue?: number) {
+    return this.call('PUT', '/_sim/stock', { gift_card_code: giftCardCode, quantity, ...(facialValue === undefined ? {} : { facial_value: facialValue }) });
   }
   addFault(spec: FaultSpec) {
     return this.call<{ id: string }>('POST', '/_sim/faults', spec);
@@ -60,22 +76,38 @@ export class SimClient {
   }
 }
 
+/** How long the read copy of GET /pull_requests/:id lags in the run: kept well under PULL_REQUEST_SETTLE_MS (settings.ts). */
+export const readLagMs = (partnerTimeoutMs: number) => 2 * partnerTimeoutMs;
+
 /**
- * The fault families, each hitting `share` of the requests it matches. Faults are matched in this order
- * and the first that wins its draw applies, so a sync pull meets some fault with probability
- * 1 - (1 - share)^4 (about 34 % at 0.1), a pull request creation 1 - (1 - share)^3.
+ * The partner of the run reads the spec's silent points the hostile way, all at once (readings, each
+ * matched on its own, so they combine with the delivery faults):
+ *  - business_first: a repeat of a known request ID is checked for stock, funds, amount and gift card
+ *    before its ID is looked at (with the scarce facial value of load.ts, a re-send after a lost answer
+ *    meets out_of_stock while its first send holds a card);
+ *  - read_lag: half the reads of a young pull request (younger than readLagMs) answer 404;
+ *  - accepted_202: half the "come back later" answers are 202 {"status": "processing"}.
+ * Then the delivery fault families, each hitting `share` of the requests it matches (rate limits half as
+ * often, cards for another amount a tenth as often). They are matched in this order and the first that
+ * wins its draw applies:
+ *  - rate_limited: 429 with Retry-After 1 s, nothing done (any request, reads included);
  *  - hang: the partner did the work (card issued, pull request created) but holds the answer past our
  *    client timeout: unknown outcome, same request ID later;
  *  - error_after_issue: card issued, answer an HTML 500: unknown outcome;
  *  - reset: work done, TCP connection destroyed without an answer: unknown outcome;
- *  - come_back_later: 409 pull_in_progress to every call for a while, then the card;
+ *  - come_back_later: 409 pull_in_progress (or 202) to every call for a while, then the card;
  *  - async_error: the pull request ends in `error`: definitive, a new request ID (ASYNC_MAX_ATTEMPTS bounds it);
- *  - error_before_issue 503 on polls: the poll fails, the pull request is untouched.
+ *  - error_before_issue 503 on polls: the poll fails, the pull request is untouched;
+ *  - wrong_card: the card issued is for another amount (the order needs attention: card_mismatch).
  */
 export function faultPlan(share: number, partnerTimeoutMs: number): FaultSpec[] {
   if (share <= 0) return [];
   const hangMs = Math.max(3 * partnerTimeoutMs, partnerTimeoutMs + 2_000);
   return [
+    { endpoint: 'any', mode: 'business_first' },
+    { endpoint: 'pull_request_status', mode: 'read_lag', share: 0.5, latency_ms: readLagMs(partnerTimeoutMs) },
+    { endpoint: 'cards', mode: 'accepted_202', share: 0.5 },
+    { endpoint: 'any', mode: 'rate_limited', share: share / 2, retry_after_s: 1 },
     { endpoint: 'cards', mode: 'hang', share, latency_ms: hangMs },
     { endpoint: 'pull_requests', mode: 'hang', share, latency_ms: hangMs },
     { endpoint: 'cards', mode: 'error_after_issue', share },
@@ -84,6 +116,8 @@ export function faultPlan(share: number, partnerTimeoutMs: number): FaultSpec[] 
     { endpoint: 'cards', mode: 'come_back_later', share, latency_ms: 4 * partnerTimeoutMs },
     { endpoint: 'pull_requests', mode: 'async_error', share },
     { endpoint: 'pull_request_status', mode: 'error_before_issue', share, status: 503 },
+    { endpoint: 'cards', mode: 'wrong_card', share: share / 10 },
+    { endpoint: 'pull_requests', mode: 'wrong_card', share: share / 10 },
   ];
 }
 

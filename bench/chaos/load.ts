@@ -26,6 +26,13 @@ const CATALOG: { code: string; amount: () => number }[] = [
   { code: 'FAST-FREE', amount: () => 100 + Math.floor(Math.random() * 9_901) }, // 100..10000 step 1
 ];
 export const FIXED_STOCK_CODE = 'ACME-BOOKS-FIXED';
+/**
+ * One facial value kept scarce while the faults are on (refilled to `refill` units every `everyMs`, then
+ * plenty once they stop): orders for it meet out_of_stock on first sends (they wait, then go on with a new
+ * request ID) and, with a lost answer and business_first, on re-sends whose first send took a unit (they
+ * wait on the SAME request ID).
+ */
+export const SCARCE = { code: FIXED_STOCK_CODE, facialValue: 10000, refill: 2, everyMs: 3_000 } as const;
 
 const pick = <T>(xs: T[]): T => xs[Math.floor(Math.random() * xs.length)]!;
 

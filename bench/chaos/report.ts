@@ -25,8 +25,12 @@ export interface ChaosReport {
       failedByCode: Record<string, number>;
       attempts: number;
       ordersWithSeveralAttempts: number;
+      /** needs_attention orders by reason (card_mismatch: the wrong_card fault). */
+      needsAttentionByReason: Record<string, number>;
     };
-    cards: { issuedForOurRequestIds: number; issuedTotal: number; stored: number };
+    cards: { issuedForOurRequestIds: number; issuedTotal: number; stored: number; byRole: Record<string, number> };
+    /** The money-safety promise in three counts (verify.ts moneyCounts); each must be 0. */
+    money: { lostCards: number; ordersWithTwoCards: number; newIdsWhileLive: number } | null;
     partner: { requests: number; posts: number; requestIdsSentMoreThanOnce: number; faultHits: Record<string, number> };
     kills: { atS: number; worker: string; pid: number; newPid: number | null; restartS: number | null }[];
     /** API or worker processes that exited by themselves (each one is also a violation), started again. */
@@ -54,8 +58,9 @@ export function newReport(settings: ChaosSettings, reportDir: string): ChaosRepo
     build: null,
     postgres: null,
     figures: {
-      orders: { planned: settings.orders, sent: 0, created: 0, intakeRetries: 0, byStatus: {}, failedByCode: {}, attempts: 0, ordersWithSeveralAttempts: 0 },
-      cards: { issuedForOurRequestIds: 0, issuedTotal: 0, stored: 0 },
+      orders: { planned: settings.orders, sent: 0, created: 0, intakeRetries: 0, byStatus: {}, failedByCode: {}, attempts: 0, ordersWithSeveralAttempts: 0, needsAttentionByReason: {} },
+      cards: { issuedForOurRequestIds: 0, issuedTotal: 0, stored: 0, byRole: {} },
+      money: null,
       partner: { requests: 0, posts: 0, requestIdsSentMoreThanOnce: 0, faultHits: {} },
       kills: [],
       crashes: [],
@@ -126,7 +131,13 @@ export function summaryLines(r: ChaosReport): string[] {
   out.push(`  ${'all'.padEnd(18)}${String(total.sync).padStart(7)}${String(total.async).padStart(7)}${String(total.total).padStart(7)}`, '');
   if (Object.keys(f.orders.failedByCode).length) out.push(`failed by reason:   ${Object.entries(f.orders.failedByCode).map(([c, n]) => `${c} ${n}`).join(', ')}`);
   out.push(`attempts:           ${f.orders.attempts} request IDs, ${f.orders.ordersWithSeveralAttempts} orders needed more than one`);
-  out.push(`cards:              issued for our request IDs ${f.cards.issuedForOurRequestIds} (of ${f.cards.issuedTotal} issued), stored ${f.cards.stored}`);
+  if (Object.keys(f.orders.needsAttentionByReason).length) out.push(`needs attention:    ${Object.entries(f.orders.needsAttentionByReason).map(([c, n]) => `${c} ${n}`).join(', ')}`);
+  out.push(`cards:              issued for our request IDs ${f.cards.issuedForOurRequestIds} (of ${f.cards.issuedTotal} issued), stored ${f.cards.stored} (${Object.entries(f.cards.byRole).map(([r, n]) => `${r} ${n}`).join(', ') || 'none'})`);
+  out.push(
+    f.money
+      ? `MONEY:              lost cards ${f.money.lostCards}, orders that caused two cards ${f.money.ordersWithTwoCards}, new request IDs while an earlier one could still yield a card ${f.money.newIdsWhileLive}`
+      : 'MONEY:              not verified',
+  );
   out.push(`partner:            ${f.partner.requests} requests, ${f.partner.posts} POSTs, ${f.partner.requestIdsSentMoreThanOnce} request IDs sent more than once`);
   out.push(`fault hits:         ${Object.entries(f.partner.faultHits).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}`);
   out.push(

@@ -46,6 +46,8 @@ export const TIMING_DEFAULTS: Record<string, string> = {
   ASYNC_POLL_INTERVAL_MIN_MS: '500',
   ASYNC_POLL_INTERVAL_MAX_MS: '1000',
   UNKNOWN_OUTCOME_WINDOW_MS: '600000',
+  PULL_REQUEST_SETTLE_MS: '10000',
+  AWAIT_RECHECK_INTERVAL_MS: '1000',
   WORKER_LOCK_MS: '5000',
   WORKER_STALLED_INTERVAL_MS: '2000',
   SWEEP_INTERVAL_MS: '2000',
@@ -126,6 +128,8 @@ export function checkSettings(s: ChaosSettings): string[] {
   const t = (name: string) => Number(s.timings[name] ?? TIMING_DEFAULTS[name]);
   if (t('ASYNC_POLL_INTERVAL_MIN_MS') > t('ASYNC_POLL_INTERVAL_MAX_MS')) problems.push('ASYNC_POLL_INTERVAL_MIN_MS must not exceed ASYNC_POLL_INTERVAL_MAX_MS');
   if (t('PARTNER_TIMEOUT_MS') < 100) problems.push('PARTNER_TIMEOUT_MS must be at least 100');
+  // The run's read copies lag 2 x PARTNER_TIMEOUT_MS (faults.ts): 404s spread over less than that prove nothing.
+  if (t('PULL_REQUEST_SETTLE_MS') <= 2 * t('PARTNER_TIMEOUT_MS')) problems.push(`PULL_REQUEST_SETTLE_MS must exceed the run's read lag (2 x PARTNER_TIMEOUT_MS = ${2 * t('PARTNER_TIMEOUT_MS')} ms)`);
   if (s.killEveryS > 0 && s.killEveryS < 2) problems.push(`CHAOS_KILL_EVERY_S=${s.killEveryS}: at least 2 s (a killed worker is restarted 1-2 s later), or 0 for no kills`);
   return problems;
 }

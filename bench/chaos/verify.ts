@@ -14,11 +14,12 @@ const TERMINAL = new Set(['completed', 'failed', 'needs_attention']);
 /**
  * Invariants 1, 2, 3, 6 and 7 (test/support/invariants.ts): cards issued for our request IDs = cards
  * stored, one card per order and per request ID, request IDs committed before their first call, a new
- * request ID only after a definitive failure (by our database's states), nothing stuck, no plain text.
+ * request ID only after the previous one failed for good (by our database's states), nothing stuck, no
+ * plain text.
  */
 export function invariantViolations(db: DbSnapshot, ledger: LedgerView): string[] {
   const problems = checkInvariants(db, ledger).map((p) =>
-    p.startsWith('invariant 2:') ? `${p} (a request ID was replaced although its outcome was not a definitive failure)` : p,
+    p.startsWith('invariant 2:') ? `${p} (a request ID was replaced although it was not proven dead)` : p,
   );
   // The run's simulator serves nobody else: a card for a request ID we do not know is a lost card.
   const ours = new Set(db.attempts.map((a) => a.request_id));
@@ -28,39 +29,59 @@ export function invariantViolations(db: DbSnapshot, ledger: LedgerView): string[
   return problems;
 }
 
+export interface MoneyCounts {
+  /** Cards the partner issued that are not stored (the run's simulator serves nobody else). */
+  lostCards: string[];
+  /** Orders for whose request IDs the partner issued more than one card. */
+  ordersWithTwoCards: string[];
+  /** Request IDs minted while an earlier one of the same order could still yield a card. */
+  newIdsWhileLive: string[];
+}
+
 /**
- * "No request ID replaced after an unknown outcome", read from the partner's side rather than from our
- * database's states: every attempt we marked failed_definitive (the only ones that may be replaced) got a
- * definitive answer from the partner: its first POST the partner evaluated (not an error_before_issue)
- * answered 404/422 (gift card unknown, invalid amount, out of stock, no funds), or its pull request was
- * made to end in `error` (async_error). A timeout, reset, 5xx or 409 is never one.
+ * The three counts the money-safety promise comes down to, from the partner's side (the simulator's
+ * ledger) against our database:
+ *  - a lost card: issued by the partner, not stored;
+ *  - an order that caused two cards: more than one card issued across its request IDs;
+ *  - a new request ID minted (its attempt committed at T) while an earlier ID of the order could still
+ *    yield a card: the partner had accepted a pull under it at or before T that had not ended in `error`
+ *    by T, or it yielded a card at any time.
  */
-export function unjustifiedReplacements(db: DbSnapshot, ledger: LedgerView): string[] {
-  const posts = new Map<string, LedgerRequest[]>();
-  for (const r of ledger.requests) {
-    if (r.method === 'POST' && r.request_id) posts.set(r.request_id, [...(posts.get(r.request_id) ?? []), r]);
+export function moneyCounts(db: DbSnapshot, ledger: LedgerView): MoneyCounts {
+  const stored = new Set(db.cards.map((c) => c.partner_card_id));
+  const orderOf = new Map(db.attempts.map((a) => [a.request_id, a.order_id]));
+  const lostCards = ledger.cards
+    .filter((c) => !stored.has(c.id))
+    .map((c) => `card ${c.id} issued for request ID ${c.request_id}${orderOf.has(c.request_id) ? ` (order ${orderOf.get(c.request_id)})` : ' (not one of ours)'} is not stored`);
+  const cardsPerOrder = new Map<string, string[]>();
+  for (const c of ledger.cards) {
+    const order = orderOf.get(c.request_id);
+    if (order) cardsPerOrder.set(order, [...(cardsPerOrder.get(order) ?? []), `${c.id}@${c.request_id}`]);
   }
-  const problems: string[] = [];
+  const ordersWithTwoCards = [...cardsPerOrder].filter(([, cards]) => cards.length > 1).map(([order, cards]) => `order ${order} caused ${cards.length} cards: ${cards.join(', ')}`);
+  const pullsOf = new Map<string, LedgerView['pulls']>();
+  for (const p of ledger.pulls) pullsOf.set(p.request_id, [...(pullsOf.get(p.request_id) ?? []), p]);
   const byOrder = new Map<string, DbSnapshot['attempts']>();
   for (const a of db.attempts) byOrder.set(a.order_id, [...(byOrder.get(a.order_id) ?? []), a]);
-  for (const [orderId, attempts] of byOrder) {
-    const sorted = [...attempts].sort((a, b) => a.seq - b.seq);
-    sorted.forEach((a, i) => {
-      if (a.state !== 'failed_definitive') return;
-      const sent = (posts.get(a.request_id) ?? []).sort((x, y) => Date.parse(x.at) - Date.parse(y.at));
-      const evaluated = sent.find((p) => p.fault !== 'error_before_issue');
-      const definitive = sent.some((p) => p.fault === 'async_error') || (evaluated !== undefined && (evaluated.status === 404 || evaluated.status === 422));
-      if (definitive) return;
-      const next = sorted[i + 1];
-      const answers = sent.map((p) => `${p.at.slice(11, 23)} ${p.status ?? 'no answer'}${p.fault ? ` (${p.fault})` : ''}`).join(', ') || 'never sent';
-      problems.push(
-        `request ID replaced after an unknown outcome: order ${orderId} attempt ${a.seq} (${a.request_id}) is failed_definitive ` +
-          `but the partner never gave a definitive failure for it (its POSTs: ${answers})` +
-          (next ? `; replaced by ${next.request_id}` : '; the order was failed on it'),
-      );
+  const newIdsWhileLive: string[] = [];
+  for (const [orderId, list] of byOrder) {
+    const attempts = [...list].sort((a, b) => a.seq - b.seq);
+    attempts.slice(1).forEach((minted, i) => {
+      const at = minted.created_at.getTime();
+      for (const earlier of attempts.slice(0, i + 1)) {
+        const live = (pullsOf.get(earlier.request_id) ?? []).find(
+          (p) => p.outcome === 'card' || (Date.parse(p.accepted_at) <= at && !(p.outcome === 'error' && p.finished_at !== null && Date.parse(p.finished_at) <= at)),
+        );
+        if (live) {
+          newIdsWhileLive.push(
+            `order ${orderId}: request ID ${minted.request_id} minted at ${minted.created_at.toISOString()} while ${earlier.request_id} could still yield a card ` +
+              `(its pull accepted ${live.accepted_at}, ${live.outcome ? `ended ${live.outcome} at ${live.finished_at}` : 'still running'})`,
+          );
+        }
+      }
     });
   }
-  return problems;
+  return { lostCards, ordersWithTwoCards, newIdsWhileLive };
 }
 
 /**

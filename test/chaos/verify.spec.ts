@@ -1,6 +1,6 @@
 import type { LedgerView } from '@cardpull/testing';
 import type { DbSnapshot } from '../support/invariants';
-import { intakeConsistency, invariantViolations, notTerminal, overlappingPosts, secretsInText, unjustifiedReplacements } from '../../bench/chaos/verify';
+import { intakeConsistency, invariantViolations, moneyCounts, notTerminal, overlappingPosts, secretsInText } from '../../bench/chaos/verify';
 
 /**
  * The chaos run's verdict must catch what it claims to catch: each check against a made-up ledger and
@@ -8,6 +8,7 @@ import { intakeConsistency, invariantViolations, notTerminal, overlappingPosts, 
  */
 type Req = LedgerView['requests'][number];
 type Card = LedgerView['cards'][number];
+type Pull = LedgerView['pulls'][number];
 
 const T0 = Date.parse('2026-01-01T10:00:00.000Z');
 const at = (ms: number) => new Date(T0 + ms).toISOString();
@@ -31,6 +32,15 @@ const card = (id: string, requestId: string, code = `CODE${id.padStart(12, '0')}
   via: 'sync',
   issued_at: at(100),
 });
+const pull = (requestId: string, acceptedMs: number, finishedMs: number | null, outcome: Pull['outcome']): Pull => ({
+  request_id: requestId,
+  via: 'sync',
+  accepted_at: at(acceptedMs),
+  finished_at: finishedMs === null ? null : at(finishedMs),
+  outcome,
+  card_id: outcome === 'card' ? `card-of-${requestId}` : null,
+  error_code: outcome === 'error' ? 'out_of_stock' : null,
+});
 
 function picture(): { db: DbSnapshot; ledger: LedgerView } {
   return {
@@ -39,7 +49,7 @@ function picture(): { db: DbSnapshot; ledger: LedgerView } {
       attempts: [{ request_id: 'r1', order_id: 'o1', seq: 1, state: 'succeeded', created_at: new Date(T0 - 10), call_count: 1 }],
       cards: [{ id: 'k1', order_id: 'o1', request_id: 'r1', partner_card_id: 'c1', role: 'order', code_enc: Buffer.from('encrypted'), pin_enc: Buffer.from('encrypted') }],
     },
-    ledger: { requests: [post('r1', 0)], cards: [card('c1', 'r1')], pulls: [] },
+    ledger: { requests: [post('r1', 0)], cards: [card('c1', 'r1')], pulls: [pull('r1', 0, 100, 'card')] },
   };
 }
 
@@ -48,7 +58,7 @@ describe('chaos verdict', () => {
     const { db, ledger } = picture();
     expect([
       ...invariantViolations(db, ledger),
-      ...unjustifiedReplacements(db, ledger),
+      ...Object.values(moneyCounts(db, ledger)).flat(),
       ...overlappingPosts(ledger, 2000),
       ...notTerminal(db, 300),
       ...intakeConsistency(['o1'], db),
@@ -77,32 +87,38 @@ describe('chaos verdict', () => {
     expect(invariantViolations(db, ledger).join()).toMatch(/order o1 was issued 2 cards/);
   });
 
-  it('a request ID replaced after an unknown outcome, by our states (invariant 2) and by the partner (its answers)', () => {
+  it('the three money counts: a lost card, an order that caused two cards, a new request ID while an earlier one could still yield a card', () => {
     const { db, ledger } = picture();
-    // r1's POST timed out (hang), yet the order moved on to r2.
+    // r1's POST timed out (hang) while the partner pulled its card; the order moved on to r2 anyway.
     ledger.requests = [post('r1', 0, { fault: 'hang', finished_at: null }), post('r2', 5000)];
     ledger.cards = [card('c1', 'r1'), card('c2', 'r2')];
+    ledger.pulls = [pull('r1', 0, 100, 'card'), pull('r2', 5000, 5100, 'card')];
     db.attempts = [
       { request_id: 'r1', order_id: 'o1', seq: 1, state: 'unknown', created_at: new Date(T0 - 10), call_count: 1 },
       { request_id: 'r2', order_id: 'o1', seq: 2, state: 'succeeded', created_at: new Date(T0 + 4000), call_count: 1 },
     ];
     db.cards = [{ id: 'k2', order_id: 'o1', request_id: 'r2', partner_card_id: 'c2', role: 'order', code_enc: Buffer.from('x'), pin_enc: null }];
     db.orders[0]!.card_id = 'k2';
-    expect(invariantViolations(db, ledger).join()).toMatch(/invariant 2: order o1 got a new request ID after r1 ended unknown \(a request ID was replaced/);
-    // The same, with our database claiming a definitive failure the partner never gave.
-    db.attempts[0]!.state = 'failed_definitive';
-    expect(unjustifiedReplacements(db, ledger)).toEqual([expect.stringMatching(/request ID replaced after an unknown outcome: order o1 attempt 1 \(r1\).*hang.*replaced by r2/)]);
+    const money = moneyCounts(db, ledger);
+    expect(money.lostCards).toEqual([expect.stringMatching(/card c1 issued for request ID r1 \(order o1\) is not stored/)]);
+    expect(money.ordersWithTwoCards).toEqual([expect.stringMatching(/order o1 caused 2 cards/)]);
+    expect(money.newIdsWhileLive).toEqual([expect.stringMatching(/order o1: request ID r2 minted .* while r1 could still yield a card/)]);
+    expect(invariantViolations(db, ledger).join()).toMatch(/invariant 2: order o1 got a new request ID after r1 ended unknown/);
   });
 
-  it('accepts a replacement after a definitive failure (422, or a pull request that ended in error)', () => {
+  it('a new request ID is fine once the earlier one ended in error, or when the partner never ran a pull under it', () => {
     const { db, ledger } = picture();
     db.attempts = [
       { request_id: 'r0', order_id: 'o1', seq: 0, state: 'failed_definitive', created_at: new Date(T0 - 30), call_count: 1 },
       { request_id: 'rx', order_id: 'o1', seq: 1, state: 'failed_definitive', created_at: new Date(T0 - 20), call_count: 1 },
       { request_id: 'r1', order_id: 'o1', seq: 2, state: 'succeeded', created_at: new Date(T0 - 10), call_count: 1 },
     ];
-    ledger.requests.unshift(post('r0', -40, { status: 422 }), post('rx', -30, { path: '/partners/v1/pull_requests', fault: 'async_error' }));
-    expect(unjustifiedReplacements(db, ledger)).toEqual([]);
+    // r0 was refused (out of stock) before the partner ran anything; rx's pull ended in error before r1 was minted.
+    ledger.pulls = [pull('rx', -25, -15, 'error'), pull('r1', 0, 100, 'card')];
+    expect(moneyCounts(db, ledger).newIdsWhileLive).toEqual([]);
+    // rx's pull still running when r1 was minted (it ended in error only later): r1 was minted too early.
+    ledger.pulls[0] = pull('rx', -25, 50, 'error');
+    expect(moneyCounts(db, ledger).newIdsWhileLive).toEqual([expect.stringMatching(/r1 minted .* while rx could still yield a card/)]);
   });
 
   it('one request ID in flight twice at once', () => {
