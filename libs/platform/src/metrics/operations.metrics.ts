@@ -22,13 +22,16 @@ const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed', 'prioritized'] a
 interface OperationsSnapshot {
   /** Count and oldest created_at per order status (null when Postgres did not answer). */
   orders: { status: string; count: number; oldest: Date }[] | null;
+  /** Cards that are not their order's card, by role (null when Postgres did not answer). */
+  extraCards: { surplus: number; mismatch: number } | null;
   circuitOpen: boolean | null;
   queues: { queue: string; counts: Record<string, number>; paused: boolean }[];
 }
 
 /**
  * Gauges computed at scrape time from the truth: orders by status, the needs_attention count and the age
- * of the oldest open order (Postgres, one GROUP BY), the circuit (Postgres), the queue depths (BullMQ
+ * of the oldest open order (Postgres, one GROUP BY), the cards that are not their order's (surplus,
+ * mismatch; one indexed count), the circuit (Postgres), the queue depths (BullMQ
  * getJobCounts) and the partner balance (the cached probe of PartnerStatus). Postgres and Redis are read
  * at most once per OPERATIONS_CACHE_MS however often Prometheus scrapes. A value that is not known (a
  * source that did not answer, no balance yet) is left out of the scrape, never reported as 0 (alert on
@@ -89,6 +92,21 @@ export class OperationsMetrics implements OnModuleInit {
         if (!orders) return;
         const open = orders.filter((o) => !NOT_OPEN.has(o.status)).map((o) => o.oldest.getTime());
         this.set(open.length ? Math.max(0, (Date.now() - Math.min(...open)) / 1000) : 0);
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}extra_cards`,
+      help:
+        "Cards the partner issued (and billed) that are not their order's card: surplus (a second card for an order) and mismatch " +
+        '(a card that differs from its order). Each is kept and listed on the operations page; any non-zero value is money to recover',
+      labelNames: ['role'],
+      registers,
+      async collect() {
+        const { extraCards } = await snapshot();
+        this.reset();
+        if (!extraCards) return;
+        this.set({ role: 'surplus' }, extraCards.surplus);
+        this.set({ role: 'mismatch' }, extraCards.mismatch);
       },
     });
     new Gauge({
@@ -179,13 +197,18 @@ export class OperationsMetrics implements OnModuleInit {
   }
 
   private async read(): Promise<OperationsSnapshot> {
-    const [orders, circuit, queues] = await Promise.all([
+    const [orders, extraCards, circuit, queues] = await Promise.all([
       this.source('orders', () =>
         this.pool
           .query<{ status: string; count: number; oldest: Date }>(
             'SELECT status::text AS status, count(*)::int AS count, min(created_at) AS oldest FROM orders GROUP BY status',
           )
           .then((r) => r.rows),
+      ),
+      this.source('cards', () =>
+        this.pool
+          .query<{ role: string; n: number }>(`SELECT role::text AS role, count(*)::int AS n FROM cards WHERE role IN ('surplus', 'mismatch') GROUP BY role`)
+          .then((r) => ({ surplus: r.rows.find((x) => x.role === 'surplus')?.n ?? 0, mismatch: r.rows.find((x) => x.role === 'mismatch')?.n ?? 0 })),
       ),
       this.source('partner circuit', () => this.partner.circuitState()),
       Promise.all(
@@ -200,6 +223,7 @@ export class OperationsMetrics implements OnModuleInit {
     ]);
     return {
       orders,
+      extraCards,
       circuitOpen: circuit ? circuit.state === 'open' : null,
       queues: queues.filter((q): q is NonNullable<typeof q> => q !== null),
     };

@@ -7,6 +7,8 @@ import { PartnerPanel, type PartnerPanelModel } from './partner-panel.service';
 
 /** How many needs_attention orders the page lists (the count above it is exact). */
 export const ATTENTION_LIMIT = 100;
+/** How many surplus and mismatched cards the page lists (the counts above them are exact). */
+export const EXTRA_CARDS_LIMIT = 50;
 const RECENT_LIMIT = 15;
 
 export interface OrderSummary {
@@ -21,6 +23,8 @@ export interface OrderSummary {
 }
 
 export interface AttentionRow extends OrderSummary {
+  /** The order's error code: unknown_outcome, card_mismatch, ... */
+  errorCode: string | null;
   /** The reason the worker gave (the order's error), e.g. no definitive answer for a request ID since ... */
   reason: string | null;
   requestId: string | null;
@@ -31,10 +35,26 @@ export interface AttentionRow extends OrderSummary {
   unknownSince: Date | null;
 }
 
+/** A card the partner billed that is not its order's card: a surplus, or one that does not match its order. */
+export interface ExtraCardRow {
+  createdAt: Date;
+  role: 'surplus' | 'mismatch';
+  partnerCardId: string;
+  requestId: string;
+  orderId: string;
+  orderStatus: string;
+  giftCardCode: string;
+  amount: number;
+  mismatch: string | null;
+}
+
 export interface OperationsModel {
   counts: { status: string; count: number }[];
   total: number;
   attention: AttentionRow[];
+  /** Cards to recover, newest first (at most EXTRA_CARDS_LIMIT), and how many there are of each role. */
+  extraCards: ExtraCardRow[];
+  extraCardCounts: { surplus: number; mismatch: number };
   recent: OrderSummary[];
   partner: PartnerPanelModel;
   /** ADMIN_USERS still has a plain-text password (fine locally; refused with PARTNER_ENV=production). */
@@ -54,11 +74,13 @@ export class OperationsService {
   ) {}
 
   async overview(): Promise<OperationsModel> {
-    const [counts, attention, recent, partner] = await Promise.all([this.counts(), this.attention(), this.recent(), this.partnerPanel.build()]);
+    const [counts, attention, extra, recent, partner] = await Promise.all([this.counts(), this.attention(), this.extraCards(), this.recent(), this.partnerPanel.build()]);
     return {
       counts,
       total: counts.reduce((sum, c) => sum + c.count, 0),
       attention,
+      extraCards: extra.rows,
+      extraCardCounts: extra.counts,
       recent,
       partner,
       plainPasswords: this.config.ADMIN_USERS.some(isPlainPassword),
@@ -73,7 +95,7 @@ export class OperationsService {
 
   private async attention(): Promise<AttentionRow[]> {
     const { rows } = await this.pool.query<AttentionRow>(
-      `SELECT ${SUMMARY_COLUMNS}, o.error_message AS reason, a.request_id AS "requestId", a.call_count AS calls,
+      `SELECT ${SUMMARY_COLUMNS}, o.error_code AS "errorCode", o.error_message AS reason, a.request_id AS "requestId", a.call_count AS calls,
               a.error_code AS "lastErrorCode", a.error_message AS "lastErrorMessage", a.unknown_since AS "unknownSince"
        FROM orders o
        LEFT JOIN LATERAL (SELECT request_id, call_count, error_code, error_message, unknown_since FROM attempts WHERE order_id = o.id ORDER BY seq DESC LIMIT 1) a ON true
@@ -81,6 +103,22 @@ export class OperationsService {
       [ATTENTION_LIMIT],
     );
     return rows;
+  }
+
+  /** Surplus and mismatched cards (the (role, created_at) index): never their code, PIN or PDF link. */
+  private async extraCards(): Promise<{ rows: ExtraCardRow[]; counts: OperationsModel['extraCardCounts'] }> {
+    const [list, counts] = await Promise.all([
+      this.pool.query<ExtraCardRow>(
+        `SELECT c.created_at AS "createdAt", c.role::text AS role, c.partner_card_id AS "partnerCardId", c.request_id AS "requestId",
+                c.order_id AS "orderId", o.status::text AS "orderStatus", c.gift_card_code AS "giftCardCode", c.amount, c.mismatch
+         FROM cards c JOIN orders o ON o.id = c.order_id
+         WHERE c.role IN ('surplus', 'mismatch') ORDER BY c.created_at DESC LIMIT $1`,
+        [EXTRA_CARDS_LIMIT],
+      ),
+      this.pool.query<{ role: 'surplus' | 'mismatch'; n: number }>(`SELECT role::text AS role, count(*)::int AS n FROM cards WHERE role IN ('surplus', 'mismatch') GROUP BY role`),
+    ]);
+    const of = (role: string) => counts.rows.find((r) => r.role === role)?.n ?? 0;
+    return { rows: list.rows, counts: { surplus: of('surplus'), mismatch: of('mismatch') } };
   }
 
   private async recent(): Promise<OrderSummary[]> {

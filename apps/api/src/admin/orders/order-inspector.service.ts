@@ -48,6 +48,10 @@ export interface OrderPageModel {
   attempts: AttemptRow[];
   /** Code masked to its last four characters, PIN hidden (the page never shows a card's secrets). */
   card: OrderView['card'];
+  /** The order's other cards (surplus, mismatch), masked the same way. */
+  otherCards: OrderView['other_cards'];
+  /** A card arrived after an operator marked the order failed, and completed it. */
+  completedAfterFailed: boolean;
   timeline: TimelineEvent[];
   audit: AuditEntry[];
   callbacks: { event: CallbackEventRow; deliveries: CallbackDeliveryRow[] }[];
@@ -92,10 +96,13 @@ export class OrderInspector {
     const detail = await this.orders.detail(orderId);
     if (!detail) return null;
     const [timeline, callbacks] = await Promise.all([this.timeline(orderId), this.callbacks.forOrder(orderId)]);
+    const masked = toOrderView(detail, this.vault, false);
     return {
       order: detail.order,
       attempts: detail.attempts,
-      card: toOrderView(detail, this.vault, false).card,
+      card: masked.card,
+      otherCards: masked.other_cards,
+      completedAfterFailed: timeline.some((e) => e.type === 'completed_after_failed'),
       timeline,
       audit: timeline.filter((e) => e.actor.startsWith('admin:')).map((e) => ({
         at: e.at,

@@ -6,14 +6,15 @@ import { type Html, html } from './html';
  * mark an order failed (the browser checks it, the server enforces it); re-drive skips that check
  * (formnovalidate) and records the reason when one is given. Viewers get no form at all.
  */
-export function attentionActions(orderId: string, session: AdminSession, back: string): Html {
+export function attentionActions(orderId: string, session: AdminSession, back: string, opts: { redrive?: boolean } = {}): Html {
   if (!session.canAct) return html``;
+  const redrive = opts.redrive ?? true;
   const base = `/admin/orders/${encodeURIComponent(orderId)}`;
   return html`<form class="action" method="post" action="${base}/mark-failed" data-order="${orderId}">
   <input type="hidden" name="csrf" value="${session.csrfToken}">
   <input type="hidden" name="back" value="${back}">
   <input type="text" name="reason" maxlength="500" placeholder="Reason" aria-label="Reason" required>
-  <button class="primary" type="submit" formaction="${base}/redrive" formnovalidate title="Call the partner again with the same request ID">Re-drive</button>
+  ${redrive ? html`<button class="primary" type="submit" formaction="${base}/redrive" formnovalidate title="Call the partner again with the same request ID">Re-drive</button>` : ''}
   <button class="danger" type="submit" title="End the order as failed with this reason">Mark failed</button>
 </form>`;
 }

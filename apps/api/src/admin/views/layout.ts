@@ -30,7 +30,7 @@ td.num,th.num{text-align:right}
 .badge{display:inline-block;padding:1px 7px;border-radius:10px;font-size:11px;font-weight:600;background:#eaeef2;color:#24292f;white-space:nowrap}
 .s-completed,.s-closed,.s-delivered{background:#dafbe1;color:#116329}
 .s-failed,.s-open{background:#ffebe9;color:#a40e26}
-.s-needs_attention{background:#fff1c2;color:#7d4e00}
+.s-needs_attention,.s-surplus,.s-mismatch{background:#fff1c2;color:#7d4e00}
 .s-pending,.s-in_progress{background:#ddf4ff;color:#0550ae}
 .s-awaiting_funds,.s-awaiting_stock{background:#fbefff;color:#6e40c9}
 .counts{display:grid;grid-template-columns:repeat(4,minmax(0,1fr));gap:6px}

@@ -1,5 +1,5 @@
 import type { AdminSession } from '../auth/admin-sessions.service';
-import { ATTENTION_LIMIT, type OperationsModel, type OrderSummary } from '../operations/operations.service';
+import { ATTENTION_LIMIT, EXTRA_CARDS_LIMIT, type OperationsModel, type OrderSummary } from '../operations/operations.service';
 import type { PartnerPanelModel } from '../operations/partner-panel.service';
 import type { SearchHit } from '../orders/order-inspector.service';
 import { attentionActions } from './actions.view';
@@ -31,8 +31,28 @@ function attention(model: OperationsModel, session: AdminSession): Html {
       <td class="nowrap">${ago(o.updatedAt)}</td>
       <td class="small" title="${o.reason ?? ''}">${o.lastErrorCode ? html`<b>${o.lastErrorCode}</b> ${o.lastErrorMessage ?? ''}` : (o.reason ?? dash)}
         ${o.requestId ? html`<div class="muted"><span class="mono">${o.requestId}</span> · ${o.calls ?? 0} calls${o.unknownSince ? html` · unknown since ${time(o.unknownSince)}` : ''}</div>` : ''}</td>
-      ${session.canAct ? html`<td>${attentionActions(o.id, session, '/admin')}</td>` : ''}
+      ${session.canAct ? html`<td>${attentionActions(o.id, session, '/admin', { redrive: o.errorCode !== 'card_mismatch' })}</td>` : ''}
     </tr>`,
+    )}</tbody>
+  </table>`}
+</section>`;
+}
+
+/** Cards the partner billed that are not their order's card: money to recover (a refund, or reuse). */
+function extraCards(model: OperationsModel): Html {
+  const { surplus, mismatch } = model.extraCardCounts;
+  const n = surplus + mismatch;
+  return html`<section class="card" id="cards-to-recover" aria-label="Cards to recover">
+  <h2>Cards to recover <span class="muted">(${surplus} surplus, ${mismatch} not matching their order${n > EXTRA_CARDS_LIMIT ? `, newest ${EXTRA_CARDS_LIMIT} shown` : ''})</span></h2>
+  ${model.extraCards.length === 0
+    ? html`<p class="muted">None: every card the partner issued is its order's card.</p>`
+    : html`<p class="small muted">The partner billed these; each is kept (never its code here). Quote the request ID to the partner for a refund, or reuse the card.</p>
+  <table>
+    <thead><tr><th>Stored</th><th>Kind</th><th>Partner card id</th><th>Request ID</th><th>Order</th><th>Card</th></tr></thead>
+    <tbody>${model.extraCards.map(
+      (c) => html`<tr data-card="${c.partnerCardId}" data-role="${c.role}"><td class="nowrap">${time(c.createdAt)}</td><td>${badge(c.role)}</td>
+      <td class="mono small">${c.partnerCardId}</td><td class="mono small">${c.requestId}</td><td>${orderLink(c.orderId)} ${badge(c.orderStatus)}</td>
+      <td>${c.giftCardCode} · ${money(c.amount)}${c.mismatch ? html`<div class="warn small">${c.mismatch}</div>` : ''}</td></tr>`,
     )}</tbody>
   </table>`}
 </section>`;
@@ -97,6 +117,7 @@ export function operationsView(model: OperationsModel, ctx: PageContext & { sess
   <div>
     ${counts(model)}
     ${attention(model, ctx.session)}
+    ${extraCards(model)}
     <section class="card" aria-label="Recent orders"><h2>Recent orders</h2>${model.recent.length ? ordersTable(model.recent) : html`<p class="muted">No orders yet.</p>`}</section>
   </div>
   <div>${partner(model.partner)}

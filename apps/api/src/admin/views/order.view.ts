@@ -24,20 +24,29 @@ function facts(m: OrderPageModel): Html {
 </section>`;
 }
 
-function card(m: OrderPageModel): Html {
-  const c = m.card;
-  return html`<section class="card" aria-label="Card"><h2>Card</h2>
-  ${c
-    ? html`<dl class="facts">
+function cardFacts(c: NonNullable<OrderPageModel['card']>): Html {
+  return html`<dl class="facts">
     <dt>Partner card id</dt><dd class="mono">${c.id}</dd>
     <dt>Code</dt><dd class="mono" data-masked="code">${c.code}</dd>
     <dt>PIN</dt><dd class="mono" data-masked="pin">${c.pin_code ?? 'none'}</dd>
     <dt>Amount</dt><dd>${money(c.amount)} (${c.gift_card_code})</dd>
     <dt>Expires</dt><dd>${time(c.expire_at)}</dd>
     <dt>PDF</dt><dd class="muted">${c.pdf_url ? 'available to the caller (not shown here: the link opens the card)' : 'none'}</dd>
-  </dl>`
-    : html`<p class="muted">No card stored.</p>`}
-</section>`;
+  </dl>`;
+}
+
+function card(m: OrderPageModel): Html {
+  return html`<section class="card" aria-label="Card"><h2>Card</h2>
+  ${m.card ? cardFacts(m.card) : html`<p class="muted">No card stored.</p>`}
+</section>
+${m.otherCards.length
+  ? html`<section class="card" aria-label="Other cards"><h2>Other cards <span class="muted small">(the partner billed them: see "Cards to recover")</span></h2>
+  ${m.otherCards.map(
+    (c) => html`<div data-card="${c.id}" data-role="${c.role}"><h3>${badge(c.role)} <span class="mono small">request ID ${c.request_id}</span></h3>
+    ${c.mismatch ? html`<p class="warn small">Does not match the order: ${c.mismatch}</p>` : ''}${cardFacts(c)}</div>`,
+  )}
+</section>`
+  : ''}`;
 }
 
 function audit(m: OrderPageModel): Html {
@@ -53,11 +62,11 @@ function audit(m: OrderPageModel): Html {
 function attempts(m: OrderPageModel): Html {
   return html`<section class="card" aria-label="Attempts"><h2>Attempts <span class="muted small">(one per partner request ID)</span></h2>
   <table>
-    <thead><tr><th>#</th><th>Request ID</th><th>Kind</th><th>State</th><th>Partner status</th><th>Error</th><th class="num">Calls</th><th>First sent</th><th>Last sent</th><th>Unknown since</th><th>Created</th></tr></thead>
+    <thead><tr><th>#</th><th>Request ID</th><th>Kind</th><th>State</th><th>Partner status</th><th>Error</th><th class="num">Calls</th><th>First sent</th><th>Last sent</th><th>Unknown since</th><th>404s since</th><th>Created</th></tr></thead>
     <tbody>${m.attempts.map(
       (a) => html`<tr data-request-id="${a.requestId}"><td>${a.seq}</td><td class="mono">${a.requestId}</td><td>${a.kind}</td><td>${badge(a.state)}</td><td>${orDash(a.partnerStatus)}</td>
       <td class="small">${a.errorCode ? html`<b>${a.errorCode}</b> ${a.errorMessage ?? ''}` : dash}</td><td class="num">${a.callCount}</td>
-      <td>${time(a.firstSentAt)}</td><td>${time(a.lastSentAt)}</td><td>${time(a.unknownSince)}</td><td>${time(a.createdAt)}</td></tr>`,
+      <td>${time(a.firstSentAt)}</td><td>${time(a.lastSentAt)}</td><td>${time(a.unknownSince)}</td><td>${time(a.notFoundSince)}</td><td>${time(a.createdAt)}</td></tr>`,
     )}</tbody>
   </table>
 </section>`;
@@ -101,7 +110,13 @@ export function orderView(m: OrderPageModel, ctx: PageContext & { session: Admin
     html`<h1>Order <span class="mono">${o.id}</span> ${badge(o.status)}</h1>
 ${o.status === 'needs_attention'
   ? html`<section class="card" aria-label="Needs attention"><h2>Needs attention</h2><p>${o.errorMessage ?? ''}</p>
-    ${ctx.session.canAct ? attentionActions(o.id, ctx.session, back) : html`<p class="muted small">Read-only: an admin can re-drive it (same request ID) or mark it failed.</p>`}</section>`
+    ${o.errorCode === 'card_mismatch' ? html`<p class="small">The partner issued a card that does not match this order; it is kept (below). Sending its request ID again would bring the same card back, so there is no re-drive: mark the order failed, and recover the card.</p>` : ''}
+    ${ctx.session.canAct
+      ? attentionActions(o.id, ctx.session, back, { redrive: o.errorCode !== 'card_mismatch' })
+      : html`<p class="muted small">Read-only: an admin can re-drive it (same request ID) or mark it failed.</p>`}</section>`
+  : ''}
+${m.completedAfterFailed
+  ? html`<div class="warn" role="status" data-notice="completed_after_failed">Completed after it was marked failed: its request ID yielded a card later, which is stored and is the order's card. Tell whoever was told it failed.</div>`
   : ''}
 <div class="grid">
   <div>${facts(m)}</div>
