@@ -1,5 +1,6 @@
 import type { Card, PullRequest } from '@cardpull/partner-client';
-import { conditionToCheck, decide, mismatchOf } from './decide';
+import { decide } from './decide';
+import { conditionToCheck, mismatchOf } from './facts';
 import type { AttemptFacts, Decision, DecisionInput, DecisionTimings, OrderFacts, Sent } from './decision.types';
 import { decideResume, redriveStep } from './resume';
 

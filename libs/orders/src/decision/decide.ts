@@ -1,6 +1,10 @@
 import type { OrderStatus, OrderStep } from '@cardpull/db';
 import type { Card, DefinitiveCode, PullRequest } from '@cardpull/partner-client';
-import type { AttemptFacts, AttemptPatch, Decision, DecisionInput, DecisionTimings, Rule } from './decision.types';
+import type { AttemptPatch, Decision, DecisionInput } from './decision.types';
+import { definitiveForThisId, needsAttention, proven } from './endings';
+import { WAITING_STATUS, hadUnknown, mismatchOf, pollDelay, pullRequestSeen, windowExpired } from './facts';
+import { notFound } from './not-found';
+import { forReconciler } from './reconciling';
 
 /**
  * ARCHITECTURE.md's classification table as code: from (order, its attempt's history, the partner's
@@ -19,41 +23,6 @@ import type { AttemptFacts, AttemptPatch, Decision, DecisionInput, DecisionTimin
 export function decide(input: DecisionInput): Decision {
   const decision = decideAnswer(input);
   return input.reconciling ? forReconciler(input, decision) : decision;
-}
-
-/** Business errors after which the order waits for the partner (a new request ID once the ID is dead). */
-const WAITING_STATUS: Partial<Record<DefinitiveCode, OrderStatus>> = { out_of_stock: 'awaiting_stock', not_enough_funds: 'awaiting_funds' };
-
-/** For a sync re-send's business error: which of the partner's reads can prove the ID dead (see `conditionCleared`). */
-export function conditionToCheck(input: DecisionInput): 'stock' | 'funds' | null {
-  const { answer, attempt, sent } = input;
-  if (sent !== 'sync_call' || answer.kind !== 'definitive' || !hadUnknown(attempt) || attempt.errorCode !== answer.code) return null;
-  return answer.code === 'out_of_stock' ? 'stock' : answer.code === 'not_enough_funds' ? 'funds' : null;
-}
-
-/** The ID has had an unknown outcome: the partner may hold a pull under it. */
-export const hadUnknown = (a: Pick<AttemptFacts, 'unknownSince'>): boolean => a.unknownSince !== null;
-
-/** Markers kept in partner_status that are not a pull request's status. */
-const NOT_A_PULL_STATUS = new Set(['exists', 'unknown', 'unauthorized', 'invalid_signature', 'gift_card_not_found', 'invalid_amount', 'out_of_stock', 'not_enough_funds']);
-/** The partner showed the pull request itself (any status it gave, documented or not). */
-export const pullRequestSeen = (a: Pick<AttemptFacts, 'partnerStatus'>): boolean => a.partnerStatus !== null && !NOT_A_PULL_STATUS.has(a.partnerStatus);
-/** The partner showed it knows the ID: the pull request itself, or a 422 "request_id already used". */
-export const acknowledged = (a: Pick<AttemptFacts, 'partnerStatus'>): boolean => pullRequestSeen(a) || a.partnerStatus === 'exists';
-
-export function pollDelay(t: DecisionTimings, random = Math.random()): number {
-  return Math.round(t.ASYNC_POLL_INTERVAL_MIN_MS + random * (t.ASYNC_POLL_INTERVAL_MAX_MS - t.ASYNC_POLL_INTERVAL_MIN_MS));
-}
-
-export const windowExpired = (t: DecisionTimings, since: Date | null, now: number): boolean =>
-  since !== null && now - since.getTime() >= t.UNKNOWN_OUTCOME_WINDOW_MS;
-
-/** What differs between the card and the order, or null: a card that does not match is stored and shown, never taken as the order's. */
-export function mismatchOf(order: DecisionInput['order'], card: Card): string | null {
-  const diffs: string[] = [];
-  if (card.gift_card_code !== order.giftCardCode) diffs.push(`gift card ${card.gift_card_code} instead of ${order.giftCardCode}`);
-  if (card.amount !== order.amount) diffs.push(`amount ${card.amount} instead of ${order.amount}`);
-  return diffs.length ? diffs.join('; ') : null;
 }
 
 function decideAnswer(i: DecisionInput): Decision {
@@ -111,29 +80,6 @@ function pullRequestAnswer(i: DecisionInput, pr: PullRequest): Decision {
   if (pr.status !== att.partnerStatus) note.partnerStatus = pr.status;
   if (att.notFoundSince) note.notFoundSince = 'clear';
   return { kind: 'stay', rule: 'pull_request_pending', delayMs: pollDelay(t, i.random), ...(Object.keys(note).length ? { note } : {}) };
-}
-
-/**
- * The ID is proven dead without a card (async status `error`, or used but without a pull request): a new
- * request ID, up to ASYNC_MAX_ATTEMPTS, then the order fails.
- */
-function proven(i: DecisionInput, code: 'pull_request_error' | 'used_without_pull_request', message: string): Decision {
-  const rule: Rule = code === 'pull_request_error' ? 'pull_request_error' : 'used_but_empty';
-  const dead: AttemptPatch = { state: 'failed_definitive', partnerStatus: code === 'pull_request_error' ? 'error' : i.attempt.partnerStatus, error: { code, message } };
-  if (i.attempt.seq >= i.timings.ASYNC_MAX_ATTEMPTS) {
-    const text = `The partner's pull failed for ${i.attempt.seq} request IDs in a row (last: ${message})`;
-    return { kind: 'transition', rule, status: 'failed', error: { code, message: text }, next: null, attempt: dead, event: { type: 'failed', detail: { code, attempts: i.attempt.seq } } };
-  }
-  return {
-    kind: 'transition',
-    rule,
-    status: 'in_progress',
-    error: null,
-    next: { step: 'async_create', delayMs: 0 },
-    attempt: dead,
-    newAttempt: true,
-    event: { type: 'new_attempt', detail: { reason: code } },
-  };
 }
 
 function requestIdUsed(i: DecisionInput, message: string): Decision {
@@ -195,68 +141,6 @@ function storedAnswer(i: DecisionInput, code: DefinitiveCode, message: string): 
   };
 }
 
-/** A business error that describes this request ID's fate (its first send, or its pull request proven absent). */
-export function definitiveForThisId(i: Pick<DecisionInput, 'order' | 'attempt' | 'now' | 'timings'>, code: DefinitiveCode, message: string, rule: Rule = 'business_error'): Decision {
-  const dead: AttemptPatch = { state: 'failed_definitive', partnerStatus: code, error: { code, message } };
-  const waiting = WAITING_STATUS[code];
-  if (!waiting) return { kind: 'transition', rule, status: 'failed', error: { code, message }, next: null, attempt: dead, event: { type: 'failed', detail: { code, message } } };
-  const deadline = i.order.waitDeadline;
-  if (deadline && deadline.getTime() <= i.now) {
-    return {
-      kind: 'transition',
-      rule,
-      status: 'failed',
-      error: { code, message: `${message} (still so at the waiting deadline)` },
-      next: null,
-      attempt: dead,
-      event: { type: 'failed', detail: { code, message, deadline: deadline.toISOString() } },
-    };
-  }
-  return {
-    kind: 'transition',
-    rule,
-    status: waiting,
-    error: { code, message },
-    waitDeadline: 'start',
-    next: { step: 'resume_check', delayMs: i.timings.AWAIT_RECHECK_INTERVAL_MS },
-    attempt: dead,
-    event: { type: waiting, detail: { code, message } },
-  };
-}
-
-/** 404 on GET /pull_requests/:request_id. */
-function notFound(i: DecisionInput, code: string, message: string): Decision {
-  const { attempt: att, timings: t, now } = i;
-  const streak = att.notFoundSince ?? new Date(now);
-  const settled = att.notFoundSince !== null && now - att.notFoundSince.getTime() >= t.PULL_REQUEST_SETTLE_MS;
-  const settling: Decision = { kind: 'stay', rule: 'not_found_settling', delayMs: pollDelay(t, i.random), ...(att.notFoundSince ? {} : { note: { notFoundSince: 'start' } }) };
-  if (pullRequestSeen(att)) {
-    // The partner showed it, and now says it has none: a read copy that lags, or the partner lost it. Never proof.
-    if (now - streak.getTime() >= t.UNKNOWN_OUTCOME_WINDOW_MS) {
-      return needsAttention(i, { code, message: `${message} (after the partner had shown it ${att.partnerStatus})` }, streak, 'not_found_after_seen');
-    }
-    return { ...settling, rule: 'not_found_after_seen' };
-  }
-  if (att.partnerStatus === 'exists') {
-    // 422 "already used", yet no pull request to read, over the settle window: it can yield no card.
-    return settled ? proven(i, 'used_without_pull_request', `request ID used at the partner, but ${code} since ${streak.toISOString()}`) : settling;
-  }
-  const business = att.errorCode as DefinitiveCode | null;
-  if (business && (['gift_card_not_found', 'invalid_amount', 'out_of_stock', 'not_enough_funds'] as string[]).includes(business)) {
-    // A re-create answered a business error; the pull request proven absent makes that answer its fate.
-    return settled ? definitiveForThisId(i, business, att.errorMessage ?? business, 'not_found_settled') : settling;
-  }
-  // Never acknowledged: the creation never reached the partner (or a read copy lags: a re-create then gets
-  // 422 "already used"). Create it again with the SAME request ID.
-  return {
-    kind: 'transition',
-    rule: 'never_reached',
-    next: { step: 'async_create', delayMs: 0 },
-    attempt: { error: { code, message }, notFoundSince: 'start' },
-    event: att.errorCode === code ? undefined : { type: 'create_again', detail: { code } },
-  };
-}
-
 function credentials(i: DecisionInput, code: string, message: string): Decision {
   const circuit = { code, message };
   const error = { code, message };
@@ -308,59 +192,5 @@ function unknownOutcome(i: DecisionInput, u: UnknownAnswer, sentAt?: Date): Deci
       hadUnknown(att) && att.errorCode === u.reason
         ? undefined
         : { type: 'outcome_unknown', detail: { reason: u.reason, http_status: u.httpStatus ?? null, message: u.message, retry_after_ms: u.retryAfterMs ?? null } },
-  };
-}
-
-function needsAttention(i: DecisionInput, last: { code: string; message: string }, since: Date, rule: Rule): Decision {
-  const message = `No definitive answer for request ID ${i.attempt.requestId} since ${since.toISOString()} (last: ${last.code}: ${last.message})`;
-  return {
-    kind: 'transition',
-    rule,
-    status: 'needs_attention',
-    next: null,
-    error: { code: 'unknown_outcome', message },
-    attempt: { state: 'unknown', error: last, unknownSince: 'start' },
-    event: { type: 'needs_attention', detail: { reason: last.code, message } },
-  };
-}
-
-/**
- * The reconciler re-checks IDs of orders that have no step of their own. A card is always stored. An order
- * in needs_attention moves on when the answer lets it (a pending pull request resumes polling with a fresh
- * window, an ID proven dead gets its successor); a retry of the same ID is the reconciler's next pass. A
- * failed or completed order never moves, and an ID already declared dead is only ever asked for a card:
- * its attempt only records what the partner proved.
- */
-function forReconciler(i: DecisionInput, d: Decision): Decision {
-  if (d.kind === 'store_card') return d;
-  const unchanged: Decision = { kind: 'stay', rule: 'reconcile_unchanged', delayMs: 0, ...(d.circuit ? { circuit: d.circuit } : {}) };
-  if (i.attempt.state === 'failed_definitive') return unchanged;
-  const terminal = i.order.status === 'completed' || i.order.status === 'failed';
-  if (d.kind === 'transition' && d.attempt?.state === 'failed_definitive' && terminal) {
-    return { ...unchanged, note: d.attempt };
-  }
-  if (terminal) return unchanged;
-  if (d.kind === 'stay') {
-    if (d.rule !== 'pull_request_pending') return { ...unchanged, ...(d.note ? { note: d.note } : {}) };
-    return {
-      kind: 'transition',
-      rule: 'reconcile_resumed',
-      status: 'in_progress',
-      error: null,
-      next: { step: 'async_poll', delayMs: 0 },
-      attempt: { ...d.note, unknownSince: 'restart' },
-      event: { type: 'reconciled_resumed', detail: { why: 'pull request pending', step: 'async_poll' } },
-    };
-  }
-  if (d.status === 'needs_attention' || d.rule === 'unknown_outcome' || d.rule === 'credentials') {
-    return { ...unchanged, ...(d.attempt?.error ? { note: { error: d.attempt.error } } : {}) };
-  }
-  return {
-    ...d,
-    rule: 'reconcile_resumed',
-    status: d.status ?? 'in_progress',
-    ...(d.status === undefined ? { error: null } : {}),
-    attempt: d.newAttempt || d.attempt?.state === 'failed_definitive' ? d.attempt : { ...d.attempt, unknownSince: 'restart' },
-    event: { type: 'reconciled_resumed', detail: { rule: d.rule, step: d.next?.step ?? null, was: d.event?.type ?? null } },
   };
 }

@@ -1,6 +1,6 @@
 import type { OrderStep } from '@cardpull/db';
 import type { AttemptFacts, Decision, DecisionTimings, OrderFacts } from './decision.types';
-import { acknowledged } from './decide';
+import { acknowledged } from './facts';
 
 /**
  * resume_check of an order waiting for funds or stock (awaiting_funds / awaiting_stock), from the partner's
