@@ -1,5 +1,5 @@
 /** @type {import('jest').Config} */
-const libs = 'config|logger|db|partner-client|queue|testing|vault|orders|platform';
+const libs = 'config|logger|db|partner-client|queue|testing|vault|orders|platform|ops|sim-contract';
 module.exports = {
   rootDir: '.',
   moduleFileExtensions: ['js', 'json', 'ts'],

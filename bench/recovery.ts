@@ -1,6 +1,5 @@
 import { Queue } from 'bullmq';
-import { ORDERS_QUEUE, orderStepJobId } from '@cardpull/queue/queues';
-import { redisOptions } from '@cardpull/queue/redis';
+import { ORDERS_QUEUE, orderStepJobId, redisOptions } from '@cardpull/queue';
 import { type BenchContext, sleep, until } from './support/context';
 import { createOrders } from './support/http-load';
 import type { SimClient } from './chaos/faults';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { redisOptions } from '@cardpull/queue/redis';
+import { redisOptions } from '@cardpull/queue';
 import { type BenchContext, sleep, until, withCpu } from './support/context';
 import { describeCores } from './support/cpu';
 import { intakePeak } from './support/http-load';

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm test`: every test. Type-checks the whole repository, builds the three apps, then runs jest, whose global setup checks that
+// `npm test`: every test. Checks the import directions (floors.json, scripts/check-imports.mjs), type-checks the whole repository, builds the three apps, then runs jest, whose global setup checks that
 // Postgres and Redis answer (saying how to start them if not) and migrates a fresh test database.
 // Extra arguments go to jest: `npm test -- test/orders`.
 import { spawnSync } from 'node:child_process';
@@ -22,6 +22,7 @@ if (major < 24) {
   console.error(`Node ${process.versions.node} runs this; cardpull needs Node 24 (npm ci installs it: run through npm).`);
   process.exit(1);
 }
+run([join(root, 'scripts', 'check-imports.mjs')], 'imports');
 run([join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit'], 'typecheck');
 // The crash and chaos suites run the built worker, API and simulator as real processes.
 for (const app of ['api', 'worker', 'partner-sim']) {

@@ -8,9 +8,8 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { uuidv7 } from '@cardpull/orders/ids';
-import { ORDERS_QUEUE, ORDER_JOB_OPTIONS, orderStepJobId } from '@cardpull/queue/queues';
-import { producerConnection } from '@cardpull/queue/redis';
+import { uuidv7 } from '@cardpull/orders';
+import { JOBS, ORDERS_QUEUE, orderStepJobId, producerConnection } from '@cardpull/queue';
 import { barePool, env } from './env';
 
 const concurrency = Number(env('CONCURRENCY', '32'));
@@ -42,7 +41,7 @@ async function createOrder(): Promise<void> {
   const body = JSON.stringify({ gift_card_code: 'FAST-FREE', amount, mode: 'sync' });
   const hash = createHash('sha256').update(body).digest('hex');
   await pool.query(INSERT, [id, `bare-${process.pid}-${++seq}`, hash, amount, randomUUID()]);
-  await queue.add('sync_call', { orderId: id, stepSeq: 1 }, { ...ORDER_JOB_OPTIONS, jobId: orderStepJobId(id, 1), delay: 0 });
+  await queue.add('sync_call', { orderId: id, stepSeq: 1 }, { ...JOBS.sync_call.options, jobId: orderStepJobId(id, 1), delay: 0 });
 }
 
 async function closedLoop(durationS: number, loops: number): Promise<{ ops: number; errors: number; latencies: number[]; seconds: number }> {

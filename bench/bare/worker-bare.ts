@@ -8,11 +8,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Worker, type Job } from 'bullmq';
-import { LOCAL_DEFAULTS } from '@cardpull/config/defaults';
+import { LOCAL_DEFAULTS } from '@cardpull/config';
 import { PartnerClient } from '@cardpull/partner-client/partner-client';
-import { ORDERS_QUEUE, type OrderJobData } from '@cardpull/queue/queues';
-import { workerConnection } from '@cardpull/queue/redis';
-import { Vault, cardContext } from '@cardpull/vault/vault';
+import { type OrderJobData, ORDERS_QUEUE, workerConnection } from '@cardpull/queue';
+import { Vault, cardContext } from '@cardpull/vault';
 import { barePool, env } from './env';
 
 const concurrency = Number(env('CONCURRENCY', '32'));

@@ -1,4 +1,6 @@
-import { AdminActions, DecisionApplier, StepsRepository } from '@cardpull/orders';
+import { StepsRepository } from '@cardpull/orders';
+import { AdminActions } from '../../apps/api/src/admin/orders/admin-actions.service';
+import { DecisionApplier } from '../../apps/worker/src/steps/decision-applier.service';
 import type { FaultSpecInput } from '@cardpull/testing';
 import { scrape } from '../observability/support';
 import { createOrder, useStack, waitForOrder } from '../support/stack';

@@ -1,5 +1,5 @@
 import type { LedgerView } from '@cardpull/testing';
-import type { DbSnapshot } from '../support/invariants';
+import type { DbSnapshot } from '@cardpull/testing/invariants';
 import { intakeConsistency, invariantViolations, moneyCounts, notTerminal, overlappingPosts, secretsInText } from '../../bench/chaos/verify';
 
 /**

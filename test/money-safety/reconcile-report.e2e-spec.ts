@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
-import { reconciliationReport } from '@cardpull/orders';
+import { reconciliationReport } from '../../apps/worker/src/recovery/reconciliation-report';
 import { PartnerClient } from '@cardpull/partner-client';
 import { waitFor } from '@cardpull/testing';
 import { insertOrder, useStack } from '../support/stack';

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { AdminActions, Reconciler } from '@cardpull/orders';
+import { AdminActions } from '../../apps/api/src/admin/orders/admin-actions.service';
+import { Reconciler } from '../../apps/worker/src/recovery/reconciler.service';
 import { waitFor } from '@cardpull/testing';
-import { expectInvariants } from '../support/invariants';
+import { expectInvariants } from '@cardpull/testing/invariants';
 import { createOrder, useStack, waitForOrder } from '../support/stack';
 
 /**

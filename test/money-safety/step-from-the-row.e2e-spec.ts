@@ -1,6 +1,6 @@
 import { OrderQueue } from '@cardpull/orders';
-import { ORDER_JOB_OPTIONS, orderStepJobId } from '@cardpull/queue';
-import { expectInvariants } from '../support/invariants';
+import { JOBS, orderStepJobId } from '@cardpull/queue';
+import { expectInvariants } from '@cardpull/testing/invariants';
 import { insertOrder, useStack, waitForOrder } from '../support/stack';
 
 /**
@@ -20,7 +20,7 @@ describe('the step is decided by the order’s row, not by the job’s name', ()
       ({ id, requestId } = await insertOrder(stack, { giftCardCode: 'FAST-FREE', amount: 4100 + name.length, mode: 'async' }));
       // As an operator (or a bug) could through the dashboard: the order's job, under its fixed id, with the wrong name.
       const queue = stack.api!.get(OrderQueue).queue;
-      await queue.add(name as never, { orderId: id, stepSeq: 1 }, { ...ORDER_JOB_OPTIONS, jobId: orderStepJobId(id, 1) });
+      await queue.add(name as never, { orderId: id, stepSeq: 1 }, { ...JOBS.sync_call.options, jobId: orderStepJobId(id, 1) });
     } finally {
       await stack.startWorker();
     }

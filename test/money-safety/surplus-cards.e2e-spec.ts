@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
-import { Reconciler, TransitionsRepository } from '@cardpull/orders';
+import { TransitionsRepository } from '@cardpull/orders';
+import { Reconciler } from '../../apps/worker/src/recovery/reconciler.service';
 import { waitFor } from '@cardpull/testing';
 import { insertOrder, useStack } from '../support/stack';
 

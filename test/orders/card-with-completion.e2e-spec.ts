@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { waitFor } from '@cardpull/testing';
-import { expectInvariants } from '../support/invariants';
+import { expectInvariants } from '@cardpull/testing/invariants';
 import { createOrder, insertOrder, useStack, waitForOrder } from '../support/stack';
 
 /**

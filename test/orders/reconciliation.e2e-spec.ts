@@ -3,8 +3,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 import { PartnerClient } from '@cardpull/partner-client';
-import { Reconciler, reconciliationReport, toCsv } from '@cardpull/orders';
-import { expectInvariants } from '../support/invariants';
+import { Reconciler } from '../../apps/worker/src/recovery/reconciler.service';
+import { reconciliationReport, toCsv } from '../../apps/worker/src/recovery/reconciliation-report';
+import { expectInvariants } from '@cardpull/testing/invariants';
 import { createOrder, insertOrder, useStack, waitForOrder } from '../support/stack';
 
 describe('reconciliation: attempts left unknown are re-checked; a report flags every mismatch', () => {

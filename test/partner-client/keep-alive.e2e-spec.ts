@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { startSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
+import { startSimulator, type SimHandle } from '../support/simulator';
 import { clientFor, closeClient, closeClients } from './support/client';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy';
 

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Card, PartnerClient } from '@cardpull/partner-client';
-import { startSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
+import { startSimulator, type SimHandle } from '../support/simulator';
 import { cardsIssued, clientFor, closeClients, pollUntilFinished, valueOf } from './support/client';
 import { authorizationHeaders, startTcpProxy, type TcpProxy } from './support/tcp-proxy';
 

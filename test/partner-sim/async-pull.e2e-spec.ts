@@ -1,4 +1,4 @@
-import { useSimulator } from '@cardpull/testing/sim-harness';
+import { useSimulator } from '../support/simulator';
 import { balanceOf, createPullRequest, ENVELOPE, followPullRequest, get, getPullRequest } from './support/partner';
 
 // Long enough that `waiting` is still seen after a few other calls on a loaded machine.

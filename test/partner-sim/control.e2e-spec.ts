@@ -3,7 +3,8 @@ import { Logger as NestLogger } from '@nestjs/common';
 import { request } from 'undici';
 import { loadSimConfig } from '@cardpull/config';
 import { LogCapture } from '@cardpull/testing/log-capture';
-import { SimControl, startSimulator, useSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
+import { SimControl } from '@cardpull/testing';
+import { startSimulator, useSimulator, type SimHandle } from '../support/simulator';
 import { createSimApp } from '../../apps/partner-sim/src/sim.app';
 import { call, createPullRequest, followPullRequest, get, getPullRequest, pullSync } from './support/partner';
 

@@ -1,4 +1,4 @@
-import { useSimulator } from '@cardpull/testing/sim-harness';
+import { useSimulator } from '../support/simulator';
 import { createPullRequest, ENVELOPE, followPullRequest, get, getPullRequest, pullSync } from './support/partner';
 
 const sim = useSimulator();

@@ -1,4 +1,4 @@
-import { startSimulator, useSimulator } from '@cardpull/testing/sim-harness';
+import { startSimulator, useSimulator } from '../support/simulator';
 import { balanceOf, createPullRequest, ENVELOPE, followPullRequest, get, pullSync } from './support/partner';
 
 const sim = useSimulator();

@@ -1,4 +1,4 @@
-import { startSimulator, useSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
+import { startSimulator, useSimulator, type SimHandle } from '../support/simulator';
 import { sleep } from '@cardpull/testing/wait';
 import { ENVELOPE, createPullRequest, getPullRequest, pullSync } from './support/partner';
 

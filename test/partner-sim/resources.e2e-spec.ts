@@ -1,4 +1,4 @@
-import { useSimulator } from '@cardpull/testing/sim-harness';
+import { useSimulator } from '../support/simulator';
 import { createPullRequest, followPullRequest, get, pullSync } from './support/partner';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -1,4 +1,4 @@
-import { startSimulator, useSimulator } from '@cardpull/testing/sim-harness';
+import { startSimulator, useSimulator } from '../support/simulator';
 import { call, ENVELOPE, pullSync } from './support/partner';
 import { authorizationOf, hmacHexOf, payloadOf, tokenOf } from './support/signer';
 

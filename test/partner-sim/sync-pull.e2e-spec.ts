@@ -1,4 +1,4 @@
-import { useSimulator } from '@cardpull/testing/sim-harness';
+import { useSimulator } from '../support/simulator';
 import { sleep } from '@cardpull/testing/wait';
 import { balanceOf, call, ENVELOPE, pullSync } from './support/partner';
 

@@ -9,7 +9,7 @@ const FIRST_POLL_MS = 4_000;
  * never recorded) and the dead worker's lease has expired. The worker that takes the step over records an
  * unknown outcome ("interrupted", same request ID: invariant 2) and, since the creation was sent a whole
  * lease ago, polls that request ID AT ONCE instead of waiting ASYNC_POLL_FIRST_DELAY_MS more
- * (OrderSteps.interrupted). What the poll finds decides: the partner has the pull request (its card is
+ * (StepRunner.interrupted). What the poll finds decides: the partner has the pull request (its card is
  * stored, no second creation), or it never got it (404: created again, with the same request ID).
  *
  * The dead worker is played by the database: the state a SIGKILLed worker leaves (sigkill-after-issue

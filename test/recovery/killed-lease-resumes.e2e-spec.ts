@@ -1,4 +1,4 @@
-import { leaseMs } from '@cardpull/orders/timings';
+import { leaseMs } from '@cardpull/orders';
 import { waitFor } from '@cardpull/testing';
 import { spawnWorker, stopAllProcesses, type AppProcess } from '../support/processes';
 import { useStack } from '../support/stack';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { startSimulator, waitFor, type SimHandle } from '@cardpull/testing';
+import { waitFor } from '@cardpull/testing';
+import { startSimulator, type SimHandle } from '../support/simulator';
 
 /**
  * The recovery suites read "was this request ID sent twice at once?" from the simulator's ledger: `at`

@@ -1,5 +1,5 @@
 import { waitFor } from '@cardpull/testing';
-import { checkInvariants, snapshot } from '../support/invariants';
+import { checkInvariants, snapshot } from '@cardpull/testing/invariants';
 import { useStack } from '../support/stack';
 import { cardProblems, dbPicture, flushAll, liveJobCount, ms, placeOrder, summary, waitForAllEnded, withDb, type Mode, type OrderView } from './support/recovery';
 

@@ -1,4 +1,6 @@
-import { DecisionApplier, StepsRepository, decide, type Answer, type CurrentStep, type Sent } from '@cardpull/orders';
+import { StepsRepository, type CurrentStep } from '@cardpull/orders';
+import { decide, type Answer, type Sent } from '../../apps/worker/src/steps/decision';
+import { DecisionApplier } from '../../apps/worker/src/steps/decision-applier.service';
 import { insertOrder, useStack } from '../support/stack';
 import { GIFT_CARD, waitForCompleted, withDb } from './support/recovery';
 

@@ -1,5 +1,5 @@
 import { spawnWorker, stopAllProcesses, type AppProcess } from '../support/processes';
-import { checkInvariants, snapshot } from '../support/invariants';
+import { checkInvariants, snapshot } from '@cardpull/testing/invariants';
 import { useStack } from '../support/stack';
 import {
   cardProblems,

@@ -3,15 +3,8 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { request } from 'undici';
 import { loadServiceConfig, type ServiceConfig } from '@cardpull/config';
 import { createHttpApp } from '@cardpull/platform';
-import {
-  LogCapture,
-  createTestDatabase,
-  createTestRedis,
-  startSimulator,
-  type SimHandle,
-  type TestDatabase,
-  type TestRedis,
-} from '@cardpull/testing';
+import { LogCapture, createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@cardpull/testing';
+import { startSimulator, type SimHandle } from './simulator';
 import { ApiModule } from '../../apps/api/src/api.module';
 import { WorkerModule } from '../../apps/worker/src/worker.module';
 

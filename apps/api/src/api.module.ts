@@ -4,22 +4,23 @@ import type pino from 'pino';
 import { ConfigModule, type ServiceConfig } from '@cardpull/config';
 import { DbModule } from '@cardpull/db';
 import { LoggerModule } from '@cardpull/logger';
+import { HealthModule, MetricsModule } from '@cardpull/ops';
 import { OrdersCoreModule } from '@cardpull/orders';
 import { PartnerModule } from '@cardpull/partner-client';
-import { ApiKeyGuard, ClientThrottlerGuard, FixedWindowThrottlerStorage, HealthModule } from '@cardpull/platform';
-import { MetricsModule } from '@cardpull/platform/metrics';
+import { FixedWindowThrottlerStorage } from '@cardpull/platform';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { producerConnection } from '@cardpull/queue';
 import { VaultModule } from '@cardpull/vault';
 import { AdminModule } from './admin/admin.module';
-import { CatalogController } from './catalog/catalog.controller';
-import { CatalogService } from './catalog/catalog.service';
-import { OrdersController } from './orders/orders.controller';
-import { OrdersService } from './orders/orders.service';
+import { CatalogModule } from './catalog/catalog.module';
+import { OrdersModule } from './orders/orders.module';
 
 @Module({})
 export class ApiModule {
-  /** The API process: REST intake and queries. It enqueues; it never pulls a card itself. */
+  /**
+   * The API process: REST intake and queries (orders/, catalog/) and the operators' pages (admin/). It
+   * enqueues; it never pulls a card itself.
+   */
   static forConfig(config: ServiceConfig, logStream?: pino.DestinationStream): DynamicModule {
     return {
       module: ApiModule,
@@ -33,14 +34,14 @@ export class ApiModule {
         OrdersCoreModule,
         HealthModule,
         MetricsModule,
+        OrdersModule,
+        CatalogModule,
         AdminModule,
         ThrottlerModule.forRoot({
           throttlers: [{ ttl: config.RATE_LIMIT_WINDOW_MS, limit: config.RATE_LIMIT_PER_CLIENT }],
           storage: new FixedWindowThrottlerStorage(),
         }),
       ],
-      controllers: [OrdersController, CatalogController],
-      providers: [OrdersService, CatalogService, ApiKeyGuard, ClientThrottlerGuard],
     };
   }
 }

@@ -4,19 +4,19 @@ import type pino from 'pino';
 import { ConfigModule, type ServiceConfig } from '@cardpull/config';
 import { DbModule } from '@cardpull/db';
 import { LoggerModule } from '@cardpull/logger';
-import { OrdersWorkerModule } from '@cardpull/orders';
+import { HealthModule, MetricsModule } from '@cardpull/ops';
 import { PartnerModule } from '@cardpull/partner-client';
-import { HealthModule } from '@cardpull/platform';
-import { MetricsModule } from '@cardpull/platform/metrics';
-import { BalanceWatchModule } from '@cardpull/platform/partner';
 import { producerConnection } from '@cardpull/queue';
 import { VaultModule } from '@cardpull/vault';
+import { ProcessorsModule } from './processors/processors.module';
+import { RecoveryModule } from './recovery/recovery.module';
 
 @Module({})
 export class WorkerModule {
   /**
-   * The worker process: the processors that talk to the partner, the sweeper, the circuit probe and the
-   * low-balance watch; over HTTP (WORKER_PORT) only /health/live, /health/ready and /metrics.
+   * The worker process: the processors (processors/) that run the order steps (steps/) and deliver
+   * callbacks (callbacks/), and the periodic tasks (recovery/): sweeper, reconciler, circuit probe, balance
+   * watch, catalog refresh; over HTTP (WORKER_PORT) only /health/live, /health/ready and /metrics.
    */
   static forConfig(config: ServiceConfig, logStream?: pino.DestinationStream): DynamicModule {
     return {
@@ -28,10 +28,10 @@ export class WorkerModule {
         BullModule.forRoot({ connection: producerConnection(config.REDIS_URL), prefix: config.REDIS_PREFIX }),
         VaultModule,
         PartnerModule,
-        OrdersWorkerModule,
+        ProcessorsModule,
+        RecoveryModule,
         HealthModule,
         MetricsModule,
-        BalanceWatchModule,
       ],
     };
   }

@@ -2,21 +2,21 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import type { OrderStep } from '@cardpull/db';
-import { withTimeout } from '@cardpull/platform/timeout';
-import { ORDERS_QUEUE, ORDER_JOB_OPTIONS, orderStepJobId, type OrderJobData } from '@cardpull/queue';
+import { withTimeout } from '@cardpull/platform';
+import { JOBS, ORDERS_QUEUE, orderStepJobId, type OrderJobData, type OrderJobName } from '@cardpull/queue';
+import type { ScheduledStep } from './order.types';
 import { liveJobIds } from './queue-repair';
 import { TurnBatch } from './turn-batch';
 
+export type { ScheduledStep };
+
 const ENQUEUE_TIMEOUT_MS = 1_000;
 
-export interface ScheduledStep {
-  orderId: string;
-  stepSeq: number;
-  /** The job's name: shown on the job dashboard; the worker reads the step from the order's row. */
-  step: OrderStep;
-  /** From now. Relative on purpose: when the step is due was decided by the database's clock, not this process's. */
-  delayMs: number;
-}
+/** The orders queue's job names are the schema's steps, no more and no fewer (checked by the compiler). */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const STEPS_ARE_JOBS: Same<OrderStep, OrderJobName> = true;
+void STEPS_ARE_JOBS;
+
 
 /**
  * Polls of pull requests and funds/stock re-checks wait behind partner calls: BullMQ takes a job without a
@@ -99,7 +99,7 @@ export class OrderQueue {
 
   private options(step: ScheduledStep) {
     return {
-      ...ORDER_JOB_OPTIONS,
+      ...JOBS[step.step].options,
       jobId: orderStepJobId(step.orderId, step.stepSeq),
       delay: Math.max(0, Math.round(step.delayMs)),
       ...(BACKGROUND_STEPS.has(step.step) ? { priority: BACKGROUND_PRIORITY } : {}),

@@ -1,5 +1,15 @@
 import type { AttemptState, CardRole, OrderStatus, OrderStep, PullMode } from '@cardpull/db';
 
+/** An order's step as the queue carries it. */
+export interface ScheduledStep {
+  orderId: string;
+  stepSeq: number;
+  /** The job's name: shown on the job dashboard; the worker reads the step from the order's row. */
+  step: OrderStep;
+  /** From now. Relative on purpose: when the step is due was decided by the database's clock, not this process's. */
+  delayMs: number;
+}
+
 export const TERMINAL_STATUSES: readonly OrderStatus[] = ['completed', 'failed'];
 
 /** An order row as the repositories read it (snake_case columns mapped to camelCase). */

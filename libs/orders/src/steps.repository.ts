@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PG_POOL, type AttemptState } from '@cardpull/db';
 import { DbClock } from './db-clock';
-import { ATTEMPT_COLUMNS, ORDER_COLUMNS, type AttemptRow, type OrderRow } from './order.types';
+import { ATTEMPT_COLUMNS, ORDER_COLUMNS, type AttemptRow, type OrderRow, type ScheduledStep } from './order.types';
 import { prepared } from './prepared';
 
 export interface CurrentStep {
@@ -141,6 +141,19 @@ export class StepsRepository {
                   AND a.updated_at > now() - make_interval(secs => $3::float8 / 1000)))
        ORDER BY a.request_id LIMIT $2`,
       [afterRequestId, limit, deadRecheckMs],
+    );
+    return rows;
+  }
+
+  /**
+   * Every order with a next step, and how long until that step is due by the database's clock (no worker's
+   * clock decides it): what the sweeper makes sure has a job.
+   */
+  async pendingSteps(): Promise<ScheduledStep[]> {
+    const { rows } = await this.pool.query<ScheduledStep>(
+      `SELECT id AS "orderId", step_seq AS "stepSeq", next_step AS step,
+              GREATEST(0, extract(epoch FROM next_step_at - now()) * 1000)::float8 AS "delayMs"
+       FROM orders WHERE next_step IS NOT NULL`,
     );
     return rows;
   }

@@ -1,5 +1,5 @@
 import { PartnerClient, type PartnerClientOptions, type PartnerOutcome } from '@cardpull/partner-client';
-import { useSimulator, type SimHandle } from '@cardpull/testing/sim-harness';
+import { useSimulator, type SimHandle } from '../../support/simulator';
 import { waitFor } from '@cardpull/testing/wait';
 
 /** Short enough that timeouts stay fast, long enough that a loaded CI machine answers an ordinary call. */

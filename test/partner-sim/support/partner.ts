@@ -1,4 +1,5 @@
-import { sendRequest, type SimHandle, type SimResponse } from '@cardpull/testing/sim-harness';
+import { sendRequest, type SimResponse } from '@cardpull/testing';
+import { type SimHandle } from '../../support/simulator';
 import { authorizationOf, hmacHexOf, payloadOf, tokenOf } from './signer';
 
 /** An answer of the simulator (the harness's SimResponse), its body loosely typed for the tests. */

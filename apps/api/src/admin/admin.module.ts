@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { CallbackQueue, OrderQueue, OrdersCoreModule } from '@cardpull/orders';
+import { CatalogModule } from '../catalog/catalog.module';
 import { AdminAuthController } from './auth/admin-auth.controller';
 import { installAdminGuard } from './auth/admin-guard';
 import { AdminLogin } from './auth/admin-login.service';
@@ -11,7 +12,7 @@ import { mountJobDashboard } from './job-dashboard';
 import { OperationsController } from './operations/operations.controller';
 import { OperationsService } from './operations/operations.service';
 import { PartnerPanel } from './operations/partner-panel.service';
-import { OrderActions } from './orders/order-actions.service';
+import { AdminActions } from './orders/admin-actions.service';
 import { OrderInspector } from './orders/order-inspector.service';
 
 /**
@@ -22,9 +23,9 @@ import { OrderInspector } from './orders/order-inspector.service';
  * for the same type (Fastify refuses that), so none is added and the /v1 API's parsing is untouched.
  */
 @Module({
-  imports: [OrdersCoreModule],
+  imports: [OrdersCoreModule, CatalogModule],
   controllers: [AdminAuthController, OperationsController],
-  providers: [AdminSessions, AdminLogin, OperationsService, PartnerPanel, OrderInspector, OrderActions],
+  providers: [AdminSessions, AdminLogin, OperationsService, PartnerPanel, OrderInspector, AdminActions],
 })
 export class AdminModule implements OnModuleInit {
   constructor(

@@ -1,89 +1,77 @@
-import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import type { Pool } from 'pg';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
-import { PG_POOL } from '@cardpull/db';
-import { PartnerClient, type GiftCard } from '@cardpull/partner-client';
+import { CatalogRepository, CatalogSource } from '@cardpull/orders';
+import type { GiftCard } from '@cardpull/partner-client';
 
-/** Minimum time between two refreshes caused by a cache miss (an unknown code must not hammer the partner). */
+/** Minimum time between two partner reads caused by a miss (an unknown code must not hammer the partner). */
 const MISS_REFRESH_MIN_INTERVAL_MS = 5_000;
 
 /**
- * The partner's catalog, cached: in memory for validation on the request path, in Postgres so an API that
- * starts while the partner is unreachable can still validate orders. Refreshed at start, every
- * CATALOG_REFRESH_INTERVAL_MS, and once on a cache miss (rate-limited).
+ * The catalog the API validates orders against, in memory on the request path. The worker keeps it fresh
+ * in Postgres (CatalogRefresh, every CATALOG_REFRESH_INTERVAL_MS); this copy is read from Postgres at start
+ * and again, in the background, once it is older than that interval, so no timer runs in the API. The API
+ * asks the partner itself only when Postgres holds no catalog (a first start before any worker) or an order
+ * names a gift card it does not know (at most once per 5 s), so a gift card the partner just added is
+ * accepted at once.
  */
 @Injectable()
-export class CatalogService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class CatalogService implements OnApplicationBootstrap {
   private readonly log = new Logger(CatalogService.name);
   private cards = new Map<string, GiftCard>();
   private refreshedAt: Date | null = null;
+  private loadedAt = 0;
   private lastMissRefresh = 0;
-  private inflight?: Promise<boolean>;
-  private timer?: NodeJS.Timeout;
+  private reloading?: Promise<void>;
 
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
-    @Inject(PG_POOL) private readonly pool: Pool,
-    private readonly partner: PartnerClient,
+    private readonly stored: CatalogRepository,
+    private readonly source: CatalogSource,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    if (!(await this.refresh())) await this.loadFromDatabase();
-    this.timer = setInterval(() => void this.refresh(), this.config.CATALOG_REFRESH_INTERVAL_MS);
-    this.timer.unref();
+    await this.reload().catch((error: Error) => this.log.warn({ err: error.message }, 'could not read the stored catalog'));
+    if (this.cards.size === 0) await this.fromPartner();
   }
 
-  /** Stops refreshing, and lets a refresh under way finish before the database pool closes. */
-  async beforeApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.inflight?.catch(() => undefined);
-  }
-
-  /** A gift card by code; on a miss, refreshes once (rate-limited) before answering "unknown". */
+  /** A gift card by code; on a miss, asks the partner once (rate-limited) before answering "unknown". */
   async find(code: string): Promise<GiftCard | undefined> {
+    this.reloadIfOld();
     const hit = this.cards.get(code);
     if (hit) return hit;
     if (Date.now() - this.lastMissRefresh >= MISS_REFRESH_MIN_INTERVAL_MS) {
       this.lastMissRefresh = Date.now();
-      await this.refresh();
+      await this.fromPartner();
     }
     return this.cards.get(code);
   }
 
   list(): { cards: GiftCard[]; refreshedAt: Date | null } {
+    this.reloadIfOld();
     return { cards: [...this.cards.values()], refreshedAt: this.refreshedAt };
   }
 
-  /** Fetches the catalog from the partner and stores it; false when the partner did not give it. */
-  refresh(): Promise<boolean> {
-    this.inflight ??= this.doRefresh().finally(() => (this.inflight = undefined));
-    return this.inflight;
+  private async fromPartner(): Promise<void> {
+    const cards = await this.source.refresh();
+    if (cards) this.use(cards, new Date());
   }
 
-  private async doRefresh(): Promise<boolean> {
-    const out = await this.partner.listGiftCards();
-    if (out.kind !== 'success') {
-      this.log.warn({ outcome: out.kind, message: out.message }, 'catalog refresh failed; keeping the cached catalog');
-      return false;
-    }
-    this.cards = new Map(out.value.map((c) => [c.code, c]));
-    this.refreshedAt = new Date();
-    await this.pool
-      .query(
-        `WITH incoming AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(code text, data jsonb)),
-              upserted AS (INSERT INTO catalog_gift_cards (code, data, refreshed_at) SELECT code, data, now() FROM incoming
-                           ON CONFLICT (code) DO UPDATE SET data = EXCLUDED.data, refreshed_at = EXCLUDED.refreshed_at)
-         DELETE FROM catalog_gift_cards WHERE code NOT IN (SELECT code FROM incoming)`,
-        [JSON.stringify(out.value.map((c) => ({ code: c.code, data: c })))],
-      )
-      .catch((error: Error) => this.log.warn({ err: error.message }, 'could not store the catalog in Postgres'));
-    return true;
+  private reloadIfOld(): void {
+    if (Date.now() - this.loadedAt < this.config.CATALOG_REFRESH_INTERVAL_MS) return;
+    this.reloading ??= this.reload()
+      .catch((error: Error) => this.log.warn({ err: error.message }, 'could not read the stored catalog; keeping the one in memory'))
+      .finally(() => (this.reloading = undefined));
   }
 
-  private async loadFromDatabase(): Promise<void> {
-    const { rows } = await this.pool.query<{ data: GiftCard; refreshed_at: Date }>('SELECT data, refreshed_at FROM catalog_gift_cards');
-    this.cards = new Map(rows.map((r) => [r.data.code, r.data]));
-    this.refreshedAt = rows.reduce<Date | null>((min, r) => (!min || r.refreshed_at < min ? r.refreshed_at : min), null);
-    this.log.warn({ cards: rows.length }, 'partner unreachable at start: validating orders against the catalog stored in Postgres');
+  private async reload(): Promise<void> {
+    const { cards, refreshedAt } = await this.stored.all();
+    if (cards.length) this.use(cards, refreshedAt);
+    else this.loadedAt = Date.now();
+  }
+
+  private use(cards: GiftCard[], refreshedAt: Date | null): void {
+    this.cards = new Map(cards.map((c) => [c.code, c]));
+    this.refreshedAt = refreshedAt;
+    this.loadedAt = Date.now();
   }
 }

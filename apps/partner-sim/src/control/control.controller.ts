@@ -5,24 +5,11 @@ import type { Inventory } from '@cardpull/partner-client/types';
 import { PartnerError } from '../common/partner-error';
 import { inventoryOf } from '../catalog/inventory';
 import { FaultRegistry } from '../faults/fault-registry';
-import { faultSpecSchema, type Fault } from '../faults/fault-spec';
-import type { LedgerCard, LedgerPull, LedgerRequest } from '../ledger/ledger';
+import { faultSpecSchema, type Fault } from '@cardpull/sim-contract';
+import type { LedgerView, SimStateView } from '@cardpull/sim-contract';
 import { SimStateService } from '../state/sim-state.service';
 import { balanceBodySchema, parseControlBody, stockBodySchema } from './control-bodies';
 import { setStock } from './stock';
-
-export interface SimStateView {
-  mode: SimConfig['SIM_MODE'];
-  balance: number;
-  stocks: Record<string, { unlimited: true } | { unlimited: false; quantities: Record<string, number> }>;
-  counts: { cards: number; pull_requests: number; sync_pulls: number };
-}
-
-export interface LedgerView {
-  requests: LedgerRequest[];
-  cards: LedgerCard[];
-  pulls: LedgerPull[];
-}
 
 /**
  * The fault-injection and inspection API (registered only when SIM_CONTROL is on; no signature). It answers

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { FaultRegistry } from './fault-registry';
-import { faultSpecSchema, type FaultSpecInput } from './fault-spec';
+import { faultSpecSchema, type FaultSpecInput } from '@cardpull/sim-contract';
 
 const req = () => ({ sim: { entry: null, requestId: null, body: { kind: 'none' } } }) as unknown as FastifyRequest;
 const registryWith = (...specs: FaultSpecInput[]) => {

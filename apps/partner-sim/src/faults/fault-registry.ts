@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { SIM_CONFIG, type SimConfig } from '@cardpull/config';
-import { BEFORE_ANYTHING, MODE_APPLIES_TO, faultSpecSchema, isReading, type Fault, type FaultSpec, type ReadingMode, type RequestKind } from './fault-spec';
+import { BEFORE_ANYTHING, MODE_APPLIES_TO, faultSpecSchema, isReading, type Fault, type FaultSpec, type ReadingMode, type RequestKind } from '@cardpull/sim-contract';
 
 export interface FaultContext {
   kind: RequestKind;

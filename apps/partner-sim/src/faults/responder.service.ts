@@ -5,7 +5,7 @@ import type { SimAnswer } from '../common/answer';
 import { SchedulerService } from '../state/scheduler.service';
 import { FaultRegistry, type FaultContext } from './fault-registry';
 import { PartnerError } from '../common/partner-error';
-import { DEFAULT_LATENCY_MS, DEFAULT_STATUS, retryAfterHeader, type Fault } from './fault-spec';
+import { DEFAULT_LATENCY_MS, DEFAULT_STATUS, retryAfterHeader, type Fault } from '@cardpull/sim-contract';
 
 export const latencyOf = (fault: Fault): number => fault.latency_ms ?? DEFAULT_LATENCY_MS[fault.mode] ?? 0;
 

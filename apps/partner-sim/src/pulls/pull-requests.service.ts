@@ -7,7 +7,7 @@ import { ok } from '../common/answer';
 import { PartnerError } from '../common/partner-error';
 import { isoWithOffset } from '../common/time';
 import { FaultRegistry } from '../faults/fault-registry';
-import type { Fault } from '../faults/fault-spec';
+import type { Fault } from '@cardpull/sim-contract';
 import { answersBeforeAnything, brokenAnswer, latencyOf, ResponderService } from '../faults/responder.service';
 import { SchedulerService } from '../state/scheduler.service';
 import { SimStateService } from '../state/sim-state.service';

@@ -5,7 +5,7 @@ import { PULL_IN_PROGRESS_CODE } from '@cardpull/partner-client/types';
 import { ok, type SimAnswer } from '../common/answer';
 import { PartnerError } from '../common/partner-error';
 import { FaultRegistry } from '../faults/fault-registry';
-import { retryAfterHeader, type Fault } from '../faults/fault-spec';
+import { retryAfterHeader, type Fault } from '@cardpull/sim-contract';
 import { answersBeforeAnything, brokenAnswer, latencyOf, ResponderService } from '../faults/responder.service';
 import { SchedulerService } from '../state/scheduler.service';
 import { SimStateService } from '../state/sim-state.service';

@@ -1,7 +1,7 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bullmq';
-import { CALLBACKS_QUEUE, CALLBACK_JOB_OPTIONS, callbackJobId, type CallbackJobData } from '@cardpull/queue';
+import { CALLBACKS_QUEUE, callbackJobId, jobOf, type CallbackJobData } from '@cardpull/queue';
 import { liveJobIds } from '../queue-repair';
 
 /** Enqueues callback deliveries after their event is committed; a failure is only logged (the sweeper retries). */
@@ -18,11 +18,7 @@ export class CallbackQueue {
     if (!events.length) return;
     try {
       await this.queue.addBulk(
-        events.map((e) => ({
-          name: 'deliver_callback',
-          data: { eventId: e.id },
-          opts: { ...CALLBACK_JOB_OPTIONS, jobId: callbackJobId(e.id), delay: Math.max(0, Math.round(e.delayMs ?? 0)) },
-        })),
+        events.map((e) => jobOf('deliver_callback', { eventId: e.id }, { jobId: callbackJobId(e.id), delay: Math.max(0, Math.round(e.delayMs ?? 0)) })),
       );
     } catch (error) {
       this.log.warn({ err: (error as Error).message, events: events.length }, 'could not enqueue callbacks; the sweeper will');

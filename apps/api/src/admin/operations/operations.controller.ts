@@ -6,7 +6,7 @@ import { field, sendPage, Session } from '../admin-http';
 import { ADMIN_HOME } from '../auth/admin-guard';
 import { AdminSessions, type AdminRequest, type AdminSession } from '../auth/admin-sessions.service';
 import { isUuid } from '../../orders/order-input';
-import { OrderActions } from '../orders/order-actions.service';
+import { AdminActions } from '../orders/admin-actions.service';
 import { OrderInspector } from '../orders/order-inspector.service';
 import { operationsView, searchView } from '../views/operations.view';
 import { notFoundView, orderView } from '../views/order.view';
@@ -21,7 +21,7 @@ export class OperationsController {
   constructor(
     private readonly operations: OperationsService,
     private readonly inspector: OrderInspector,
-    private readonly actions: OrderActions,
+    private readonly actions: AdminActions,
     private readonly sessions: AdminSessions,
   ) {}
 

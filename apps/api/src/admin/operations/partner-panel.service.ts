@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { PartnerCircuit, PartnerErrors, PartnerSnapshots, type CircuitState, type Snapshot } from '@cardpull/orders';
 import type { Inventory } from '@cardpull/partner-client';
@@ -44,12 +43,11 @@ export class PartnerPanel {
     private readonly snapshots: PartnerSnapshots,
     private readonly circuit: PartnerCircuit,
     private readonly partnerErrors: PartnerErrors,
-    private readonly moduleRef: ModuleRef,
+    private readonly catalogService: CatalogService,
   ) {}
 
   async build(): Promise<PartnerPanelModel> {
-    // The catalog cache is the API module's (one instance, one refresh timer): borrowed, not re-provided.
-    const catalog = this.moduleRef.get(CatalogService, { strict: false }).list();
+    const catalog = this.catalogService.list();
     const [balance, inventories, circuit, errors] = await Promise.all([
       this.balance(),
       Promise.all(catalog.cards.map((card) => this.inventory(card.code, card.name))),

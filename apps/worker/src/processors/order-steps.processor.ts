@@ -1,0 +1,51 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Job } from 'bullmq';
+import { PinoLogger } from 'nestjs-pino';
+import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { runInJobContext } from '@cardpull/logger';
+import { AfterCommit } from '@cardpull/orders';
+import { ORDERS_QUEUE, type OrderJobData } from '@cardpull/queue';
+import { StepRunner } from '../steps/step-runner';
+import { QueueProcessor } from './queue-processor';
+
+/**
+ * The processor of the orders queue. Thin (STYLE habit 4): it hands the job to the StepRunner and turns
+ * the answer into queue operations; our own failures (database down, a bug) are rethrown so BullMQ retries.
+ *
+ * Lock and stall settings (WORKER_LOCK_MS, WORKER_STALLED_INTERVAL_MS): a live worker renews its lock
+ * every lockDuration/2, so the lock can be short; a killed worker's job is back in the queue within
+ * lock + stalled interval (~8 s by default), and the lease in Postgres (see timings.leaseMs) keeps its
+ * successor from calling before the dead call's deadline has passed.
+ */
+@Injectable()
+export class OrderStepsProcessor extends QueueProcessor<typeof ORDERS_QUEUE> {
+  constructor(
+    @Inject(SERVICE_CONFIG) config: ServiceConfig,
+    private readonly steps: StepRunner,
+    private readonly afterCommit: AfterCommit,
+    private readonly pino: PinoLogger,
+  ) {
+    super(ORDERS_QUEUE, ['sync_call', 'async_create', 'async_poll', 'resume_check'], config);
+  }
+
+  protected options() {
+    return { concurrency: this.config.WORKER_CONCURRENCY, lockDuration: this.config.WORKER_LOCK_MS, maxStalledCount: 3 };
+  }
+
+  async process(job: Job<OrderJobData>, token?: string): Promise<string> {
+    return runInJobContext(this.pino, job, async () => {
+      // The job says which order; the step is read from the order's row (a job's name decides nothing).
+      const result = await this.steps.run(job.data);
+      await this.afterCommit.run({ callbacks: result.callbacks, next: result.kind === 'next' ? result : null });
+      switch (result.kind) {
+        case 'next':
+          return `next: ${result.step} in ${Math.round(result.delayMs)} ms`;
+        case 'delay':
+          // Same job, later: no Postgres write for a step that learned nothing (a poll still waiting).
+          return this.later(job, token, result.delayMs, result.reason);
+        default:
+          return result.reason;
+      }
+    });
+  }
+}

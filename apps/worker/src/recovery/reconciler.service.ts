@@ -1,0 +1,110 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Pool } from 'pg';
+import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { PG_POOL, withAdvisoryLock } from '@cardpull/db';
+import { AfterCommit, StepsRepository, leaseMs } from '@cardpull/orders';
+import { PartnerClient } from '@cardpull/partner-client';
+import { conditionToCheck, decide, type DecisionInput } from '../steps/decision';
+import { DecisionApplier } from '../steps/decision-applier.service';
+import { PartnerConditions } from '../steps/partner-conditions';
+import { PeriodicTask } from './periodic-task';
+
+const RECONCILE_LOCK = 4_242_002;
+const PAGE = 200;
+
+export interface ReconcileReport {
+  /** Attempts asked about (a POST with the same request ID for sync, a GET of the pull request for async). */
+  checked: number;
+  /** Of those, the ones whose order or attempt the answer moved (a card stored, polling resumed, an ID proven dead). */
+  resolved: number;
+  /** Asked, but nothing the partner said settled them: asked again next pass. */
+  unchanged: number;
+  /** Not asked: leased by a worker, or the order has a step again. */
+  skipped: number;
+  /** The check failed (its error is logged); the pass went on with the others. */
+  errors: number;
+}
+
+/**
+ * Periodic re-check (RECONCILE_INTERVAL_MS) of the request IDs that no step drives any more: those of
+ * orders in needs_attention, and of orders failed (an operator's "mark failed") or completed while one of
+ * their IDs may still yield a card, plus IDs declared dead by inference (see reconcileCandidates). What an
+ * answer means is decided by the same table as the steps (decide, with `reconciling`): a card is always
+ * stored (completed_after_failed, or a surplus); a needs_attention order moves on when the answer allows.
+ * Each pass pages through every such attempt with a cursor, each in its own error boundary.
+ */
+@Injectable()
+export class Reconciler extends PeriodicTask<ReconcileReport> {
+  protected readonly taskName = 'reconciliation';
+
+  constructor(
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(PG_POOL) private readonly pool: Pool,
+    private readonly steps: StepsRepository,
+    private readonly applier: DecisionApplier,
+    private readonly conditions: PartnerConditions,
+    private readonly partner: PartnerClient,
+    private readonly afterCommit: AfterCommit,
+  ) {
+    super();
+  }
+
+  protected intervalMs(): number {
+    return this.config.RECONCILE_INTERVAL_MS;
+  }
+
+  /** One pass (a call while one runs shares it). */
+  reconcileOnce(): Promise<ReconcileReport> {
+    return this.runOnce();
+  }
+
+  protected async tick(): Promise<ReconcileReport> {
+    const report: ReconcileReport = { checked: 0, resolved: 0, unchanged: 0, skipped: 0, errors: 0 };
+    // One pass at a time across the deployment.
+    await withAdvisoryLock(this.pool, RECONCILE_LOCK, async () => {
+      let cursor = '';
+      for (;;) {
+        const page = await this.steps.reconcileCandidates(cursor, PAGE, this.config.RECONCILE_DEAD_RECHECK_MS);
+        for (const { orderId, requestId } of page) {
+          try {
+            report[await this.check(orderId, requestId)]++;
+          } catch (error) {
+            report.errors++;
+            this.log.error({ orderId, requestId, err: (error as Error).message }, 'reconciliation of one attempt failed; the pass goes on');
+          }
+        }
+        if (page.length < PAGE) break;
+        cursor = page[page.length - 1]!.requestId;
+      }
+    });
+    report.checked = report.resolved + report.unchanged;
+    if (report.checked || report.errors) this.log.log(report, 'reconciliation pass');
+    return report;
+  }
+
+  private async check(orderId: string, requestId: string): Promise<'resolved' | 'unchanged' | 'skipped'> {
+    const owner = this.applier.actor;
+    const current = await this.steps.leaseForReconcile(orderId, requestId, owner, leaseMs(this.config));
+    if (!current) return 'skipped';
+    const { order, attempt, clock } = current;
+    try {
+      const sent = attempt.kind === 'sync' ? 'sync_call' : 'async_poll';
+      // A sync ID can only be asked by sending it again (the partner answers its first call's result).
+      const answer =
+        sent === 'sync_call'
+          ? await this.partner.createCard(attempt.requestId, order.giftCardCode, order.amount)
+          : await this.partner.getPullRequest(attempt.requestId);
+      const input: DecisionInput = { order, attempt, sent, answer, now: clock.now(), timings: this.config, reconciling: true };
+      const check = conditionToCheck(input);
+      if (check) input.conditionCleared = (await this.conditions.check(check, order, 0)) === 'cleared';
+      const decision = decide({ ...input, now: clock.now() });
+      const result = await this.applier.apply(order, attempt, decision, owner);
+      await this.afterCommit.run({ callbacks: result.callbacks, next: result.kind === 'next' ? result : null });
+      const moved = decision.kind !== 'stay' || decision.note?.state !== undefined;
+      return moved ? 'resolved' : 'unchanged';
+    } finally {
+      // Harmless when the transition already cleared it.
+      await this.steps.releaseLease(order.id, owner);
+    }
+  }
+}

@@ -1,0 +1,81 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Pool } from 'pg';
+import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { PG_POOL, withAdvisoryLock } from '@cardpull/db';
+import { CallbackQueue, CallbacksRepository, OrderQueue, PartnerCircuit, StepsRepository, removeLeftovers } from '@cardpull/orders';
+import { callbackJobId, orderStepJobId } from '@cardpull/queue';
+import { PeriodicTask } from './periodic-task';
+
+/** Any constant: the advisory lock that lets one worker at a time sweep. */
+export const SWEEP_LOCK = 4_242_001;
+
+export interface SweepReport {
+  swept: boolean;
+  pending: number;
+  enqueued: number;
+}
+
+/**
+ * Invariant 4 (Redis is disposable): at start-up and every SWEEP_INTERVAL_MS, every order with a next
+ * step gets a job unless its job still lives. A flushed Redis, a killed worker or a lost job therefore
+ * only delays orders. Runs on a timer in the process, not as a repeatable job, because a repeatable job
+ * would vanish with the Redis it is meant to repair.
+ */
+@Injectable()
+export class Sweeper extends PeriodicTask<SweepReport> {
+  protected readonly taskName = 'sweep';
+  protected override readonly runAtStart = true;
+
+  constructor(
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(PG_POOL) private readonly pool: Pool,
+    private readonly steps: StepsRepository,
+    private readonly queue: OrderQueue,
+    private readonly circuit: PartnerCircuit,
+    private readonly callbackQueue: CallbackQueue,
+    private readonly callbacks: CallbacksRepository,
+  ) {
+    super();
+  }
+
+  protected intervalMs(): number {
+    return this.config.SWEEP_INTERVAL_MS;
+  }
+
+  /** One sweep; concurrent calls share it. */
+  sweep(): Promise<SweepReport> {
+    return this.runOnce();
+  }
+
+  protected async tick(): Promise<SweepReport> {
+    // One worker at a time sweeps (the lock is held until the sweep ends).
+    const report = await withAdvisoryLock(this.pool, SWEEP_LOCK, () => this.sweepLocked());
+    return report ?? { swept: false, pending: 0, enqueued: 0 };
+  }
+
+  private async sweepLocked(): Promise<SweepReport> {
+    const pending = await this.steps.pendingSteps();
+    await this.circuit.reconcile();
+    // Read Redis after Postgres: a step that moved on in between is re-added under its old id, and its
+    // job then finds a stale step and does nothing (harmless); the other order would miss a step.
+    const live = await this.queue.liveJobIds();
+    const missing = pending.filter((s) => !live.has(orderStepJobId(s.orderId, s.stepSeq)));
+    // A job id that is not live may still have its hash (a list lost without it, a finished job kept):
+    // BullMQ would take the re-add for a duplicate and drop it. Remove the leftover first.
+    await removeLeftovers(this.queue.queue, missing.map((m) => orderStepJobId(m.orderId, m.stepSeq)));
+    if (missing.length) await this.queue.scheduleMany(missing);
+    // The callback outbox the same way (Postgres first, then Redis): every pending event has a delivery job.
+    const pendingCallbacks = await this.callbacks.pending();
+    const liveCallbacks = await this.callbackQueue.liveJobIds();
+    const lostCallbacks = pendingCallbacks.filter((e) => !liveCallbacks.has(callbackJobId(e.id)));
+    await removeLeftovers(this.callbackQueue.queue, lostCallbacks.map((e) => callbackJobId(e.id)));
+    await this.callbackQueue.enqueue(lostCallbacks.map((e) => ({ id: e.id, delayMs: e.delayMs })));
+    if (missing.length || lostCallbacks.length) {
+      this.log.warn(
+        { enqueued: missing.length, pending: pending.length, callbacks: lostCallbacks.length },
+        `sweeper re-enqueued ${missing.length} order step(s) and ${lostCallbacks.length} callback(s) that had no job`,
+      );
+    }
+    return { swept: true, pending: pending.length, enqueued: missing.length };
+  }
+}

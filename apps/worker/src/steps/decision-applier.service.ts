@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import type { OrderStep } from '@cardpull/db';
+import { Vault, cardContext } from '@cardpull/vault';
+import { type CardRole, newRequestId, PartnerCircuit, StepsRepository, TransitionsRepository } from '@cardpull/orders';
+import type { Decision } from './decision';
+import type { AttemptRow, OrderRow } from '@cardpull/orders';
+
+/** What the job that ran a step must do next with the queue. Delays are relative: no worker's clock is written. */
+export type StepResult = (
+  | { kind: 'done'; reason: string }
+  | { kind: 'next'; orderId: string; stepSeq: number; step: OrderStep; delayMs: number }
+  /** Run this same job again later; the order did not move (a poll that learned nothing). */
+  | { kind: 'delay'; delayMs: number; reason: string }
+) & {
+  /** Callback events the step's transition wrote (outbox), to be delivered now that it is committed. */
+  callbacks?: string[];
+  /** What a card received became (the order's, a surplus, a mismatch). */
+  cardRole?: CardRole;
+};
+
+/**
+ * Applies a Decision (decision/decide.ts) to Postgres: the card store, a guarded transition (with a new
+ * request ID committed in the same statement when the decision mints one), or a note on the attempt. The
+ * decision says what; this only says how.
+ */
+@Injectable()
+export class DecisionApplier {
+  private readonly log = new Logger(DecisionApplier.name);
+  readonly actor = `worker:${process.pid}-${randomUUID().slice(0, 8)}`;
+
+  constructor(
+    @Inject(SERVICE_CONFIG) readonly config: ServiceConfig,
+    private readonly transitions: TransitionsRepository,
+    private readonly steps: StepsRepository,
+    private readonly vault: Vault,
+    private readonly circuit: PartnerCircuit,
+  ) {}
+
+  async apply(order: OrderRow, attempt: AttemptRow, d: Decision, actor = this.actor): Promise<StepResult> {
+    if (d.kind !== 'store_card' && d.circuit) await this.circuit.open(d.circuit.code, d.circuit.message);
+    switch (d.kind) {
+      case 'store_card':
+        return this.storeCard(order, attempt, d, actor);
+      case 'stay':
+        if (d.note && Object.keys(d.note).length) await this.steps.note(attempt.requestId, d.note);
+        return { kind: 'delay', delayMs: d.delayMs, reason: d.rule };
+      default:
+        return this.transition(order, attempt, d, actor);
+    }
+  }
+
+  private async transition(order: OrderRow, attempt: AttemptRow, d: Extract<Decision, { kind: 'transition' }>, actor: string): Promise<StepResult> {
+    const requestId = d.newAttempt ? newRequestId() : undefined;
+    const result = await this.transitions.transition({
+      orderId: order.id,
+      stepSeq: order.stepSeq,
+      actor,
+      status: d.status,
+      next: d.next,
+      error: d.error,
+      ...(d.waitDeadline ? { waitDeadline: { startMs: this.config.AWAIT_DEADLINE_MS } } : {}),
+      ...(d.attempt ? { attempt: { requestId: attempt.requestId, ...d.attempt } } : {}),
+      ...(requestId ? { newAttempt: { requestId, kind: order.mode } } : {}),
+      ...(d.event
+        ? { event: { type: d.event.type, requestId: requestId ?? attempt.requestId, detail: { rule: d.rule, ...d.event.detail, ...(requestId ? { previous_request_id: attempt.requestId } : {}) } } }
+        : {}),
+    });
+    if (!result.applied) return { kind: 'done', reason: 'the order moved on meanwhile' };
+    if (d.status === 'needs_attention') {
+      this.log.error({ orderId: order.id, requestId: attempt.requestId, rule: d.rule, reason: d.error?.message }, 'order needs attention');
+    }
+    const callbacks = result.callbackEventIds;
+    return d.next
+      ? { kind: 'next', orderId: order.id, stepSeq: result.stepSeq, step: d.next.step, delayMs: d.next.delayMs, callbacks }
+      : { kind: 'done', reason: result.status ?? 'ended', callbacks };
+  }
+
+  /** Invariant 3: seal the card (code and PIN) and store it with what it does to its order, in one statement. */
+  private async storeCard(order: OrderRow, attempt: AttemptRow, d: Extract<Decision, { kind: 'store_card' }>, actor: string): Promise<StepResult> {
+    const { card } = d;
+    const id = randomUUID();
+    const code = this.vault.seal(card.code, cardContext(id, 'code'));
+    const pin = card.pin_code ? this.vault.seal(card.pin_code, cardContext(id, 'pin')) : null;
+    const expireAt = card.expire_at ? new Date(card.expire_at) : null;
+    const stored = await this.transitions.storeCard(
+      order.id,
+      {
+        id,
+        requestId: attempt.requestId,
+        partnerCardId: card.id,
+        keyId: code.keyId,
+        codeEnc: code.blob,
+        pinEnc: pin?.blob ?? null,
+        expireAt: expireAt && !Number.isNaN(expireAt.getTime()) ? expireAt : null,
+        amount: card.amount,
+        giftCardCode: card.gift_card_code,
+        pdfUrl: card.pdf_url ?? null,
+      },
+      d.mismatch,
+      { state: 'succeeded', partnerStatus: d.attempt.partnerStatus ?? 'issued' },
+      actor,
+    );
+    const fields = { orderId: order.id, requestId: attempt.requestId, partnerCardId: card.id, orderStatus: stored.status };
+    if (stored.role === 'surplus') {
+      this.log.error({ ...fields, alert: 'surplus_card' }, 'ALERT: a second card for an order was issued and is kept as surplus (operations page: surplus cards)');
+    } else if (stored.role === 'mismatch') {
+      this.log.error({ ...fields, alert: 'card_mismatch', mismatch: d.mismatch }, 'ALERT: the partner issued a card that does not match its order; kept, the order needs attention');
+    }
+    return { kind: 'done', reason: stored.role === 'order' ? 'completed' : `card ${stored.role}`, callbacks: stored.callbackEventIds, cardRole: stored.role };
+  }
+}

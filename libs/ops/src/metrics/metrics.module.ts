@@ -1,0 +1,18 @@
+import { Module } from '@nestjs/common';
+import { OrdersCoreModule } from '@cardpull/orders';
+import { ApiKeyGuard, createMetricsRegistry, METRICS_REGISTRY, MetricsController } from '@cardpull/platform';
+import { PartnerStatusModule } from '../partner-status/partner-status.module';
+import { OperationsMetrics } from './operations.metrics';
+import { PartnerCallMetrics } from './partner-call.metrics';
+
+/**
+ * GET /metrics (Prometheus text format) with this app's own prom-client registry: default process and
+ * Node metrics, partner call metrics, and the operations gauges. Every name starts with `cardpull_`.
+ */
+@Module({
+  imports: [OrdersCoreModule, PartnerStatusModule],
+  controllers: [MetricsController],
+  providers: [{ provide: METRICS_REGISTRY, useFactory: createMetricsRegistry }, PartnerCallMetrics, OperationsMetrics, ApiKeyGuard],
+  exports: [METRICS_REGISTRY, PartnerCallMetrics],
+})
+export class MetricsModule {}

@@ -1,0 +1,240 @@
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Gauge, type Registry } from 'prom-client';
+import type { Pool } from 'pg';
+import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { PG_POOL } from '@cardpull/db';
+import { CallbackQueue, ORDER_STATUSES, OrderQueue } from '@cardpull/orders';
+import { PartnerStatus } from '../partner-status/partner-status.service';
+import { METRIC_PREFIX, METRICS_REGISTRY, withTimeout } from '@cardpull/platform';
+
+/** Scrapes within this window share one read of Postgres and Redis. */
+export const OPERATIONS_CACHE_MS = 5_000;
+const SOURCE_TIMEOUT_MS = 2_000;
+
+/** Statuses that are neither terminal nor parked for an operator: they have a scheduled next step. */
+const NOT_OPEN = new Set(['completed', 'failed', 'needs_attention']);
+const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed', 'prioritized'] as const;
+
+interface OperationsSnapshot {
+  /** Count and oldest created_at per order status (null when Postgres did not answer). */
+  orders: { status: string; count: number; oldest: Date }[] | null;
+  /** Cards that are not their order's card, by role (null when Postgres did not answer). */
+  extraCards: { surplus: number; mismatch: number } | null;
+  circuitOpen: boolean | null;
+  queues: { queue: string; counts: Record<string, number>; paused: boolean }[];
+}
+
+/**
+ * Gauges computed at scrape time from the truth: orders by status, the needs_attention count and the age
+ * of the oldest open order (Postgres, one GROUP BY), the cards that are not their order's (surplus,
+ * mismatch; one indexed count), the circuit (Postgres), the queue depths (BullMQ
+ * getJobCounts) and the partner balance (the cached probe of PartnerStatus). Postgres and Redis are read
+ * at most once per OPERATIONS_CACHE_MS however often Prometheus scrapes. A value that is not known (a
+ * source that did not answer, no balance yet) is left out of the scrape, never reported as 0 (alert on
+ * absent()), and never fails the scrape.
+ *
+ * These values describe the whole deployment, not this process: the API and every worker export the
+ * same numbers, so aggregate them with max(), not sum().
+ */
+@Injectable()
+export class OperationsMetrics implements OnModuleInit {
+  private readonly log = new Logger(OperationsMetrics.name);
+  private cached?: { at: number; value: Promise<OperationsSnapshot> };
+  private lastWarnAt = 0;
+
+  constructor(
+    @Inject(METRICS_REGISTRY) private readonly registry: Registry,
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(PG_POOL) private readonly pool: Pool,
+    private readonly orderQueue: OrderQueue,
+    private readonly callbackQueue: CallbackQueue,
+    private readonly partner: PartnerStatus,
+  ) {}
+
+  // Each collect reads first and only then clears and sets, with no await in between: two concurrent
+  // scrapes never see each other's half-filled gauge.
+  onModuleInit(): void {
+    const registers = [this.registry];
+    const snapshot = () => this.snapshot();
+    new Gauge({
+      name: `${METRIC_PREFIX}orders`,
+      help: 'Orders by status (all of them, from Postgres)',
+      labelNames: ['status'],
+      registers,
+      async collect() {
+        const { orders } = await snapshot();
+        this.reset();
+        if (!orders) return;
+        for (const status of ORDER_STATUSES) this.set({ status }, orders.find((o) => o.status === status)?.count ?? 0);
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}orders_needs_attention`,
+      help: 'Orders in needs_attention: parked until an operator acts (the operations page lists them with the reason)',
+      registers,
+      async collect() {
+        const { orders } = await snapshot();
+        this.remove();
+        if (orders) this.set(orders.find((o) => o.status === 'needs_attention')?.count ?? 0);
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}oldest_open_order_age_seconds`,
+      help: 'Age of the oldest order that is not completed, failed or needs_attention (0 when there is none)',
+      registers,
+      async collect() {
+        const { orders } = await snapshot();
+        this.remove();
+        if (!orders) return;
+        const open = orders.filter((o) => !NOT_OPEN.has(o.status)).map((o) => o.oldest.getTime());
+        this.set(open.length ? Math.max(0, (Date.now() - Math.min(...open)) / 1000) : 0);
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}extra_cards`,
+      help:
+        "Cards the partner issued (and billed) that are not their order's card: surplus (a second card for an order) and mismatch " +
+        '(a card that differs from its order). Each is kept and listed on the operations page; any non-zero value is money to recover',
+      labelNames: ['role'],
+      registers,
+      async collect() {
+        const { extraCards } = await snapshot();
+        this.reset();
+        if (!extraCards) return;
+        this.set({ role: 'surplus' }, extraCards.surplus);
+        this.set({ role: 'mismatch' }, extraCards.mismatch);
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}queue_jobs`,
+      help: 'BullMQ jobs by queue (orders, callbacks) and state (waiting, active, delayed, failed, prioritized). Redis only triggers: Postgres holds the orders',
+      labelNames: ['queue', 'state'],
+      registers,
+      async collect() {
+        const { queues } = await snapshot();
+        this.reset();
+        for (const { queue, counts } of queues) {
+          for (const state of QUEUE_STATES) this.set({ queue, state }, counts[state] ?? 0);
+        }
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}queue_paused`,
+      help: '1 while the queue is paused (the orders queue pauses while the partner circuit is open), else 0',
+      labelNames: ['queue'],
+      registers,
+      async collect() {
+        const { queues } = await snapshot();
+        this.reset();
+        for (const { queue, paused } of queues) this.set({ queue }, paused ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}partner_circuit_open`,
+      help: '1 while the partner circuit is open (the partner refuses our credentials; partner calls are paused, orders wait), else 0',
+      registers,
+      async collect() {
+        const { circuitOpen } = await snapshot();
+        this.remove();
+        if (circuitOpen !== null) this.set(circuitOpen ? 1 : 0);
+      },
+    });
+    this.balanceGauges(registers);
+  }
+
+  private balanceGauges(registers: Registry[]): void {
+    const partner = this.partner;
+    const threshold = this.config.LOW_BALANCE_THRESHOLD;
+    new Gauge({
+      name: `${METRIC_PREFIX}partner_balance`,
+      help: 'Partner account balance in currency units, from the cached balance (PARTNER_CACHE_TTL_MS)',
+      registers,
+      async collect() {
+        const snap = (await partner.balance())?.snapshot;
+        this.remove();
+        if (snap) this.set(snap.data.balance.amount);
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}partner_balance_age_seconds`,
+      help: 'Age of the balance behind cardpull_partner_balance (grows while the partner cannot be asked)',
+      registers,
+      async collect() {
+        const snap = (await partner.balance())?.snapshot;
+        this.remove();
+        if (snap) this.set(Math.max(0, (Date.now() - snap.fetchedAt.getTime()) / 1000));
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}partner_balance_low`,
+      help: '1 when the partner balance is below LOW_BALANCE_THRESHOLD, else 0',
+      registers,
+      async collect() {
+        const low = partner.isLow(await partner.balance());
+        this.remove();
+        if (low !== null) this.set(low ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}partner_balance_low_threshold`,
+      help: 'LOW_BALANCE_THRESHOLD, in currency units',
+      registers,
+      collect() {
+        this.set(threshold);
+      },
+    });
+  }
+
+  private snapshot(): Promise<OperationsSnapshot> {
+    if (!this.cached || Date.now() - this.cached.at >= OPERATIONS_CACHE_MS) {
+      this.cached = { at: Date.now(), value: this.read() };
+    }
+    return this.cached.value;
+  }
+
+  private async read(): Promise<OperationsSnapshot> {
+    const [orders, extraCards, circuit, queues] = await Promise.all([
+      this.source('orders', () =>
+        this.pool
+          .query<{ status: string; count: number; oldest: Date }>(
+            'SELECT status::text AS status, count(*)::int AS count, min(created_at) AS oldest FROM orders GROUP BY status',
+          )
+          .then((r) => r.rows),
+      ),
+      this.source('cards', () =>
+        this.pool
+          .query<{ role: string; n: number }>(`SELECT role::text AS role, count(*)::int AS n FROM cards WHERE role IN ('surplus', 'mismatch') GROUP BY role`)
+          .then((r) => ({ surplus: r.rows.find((x) => x.role === 'surplus')?.n ?? 0, mismatch: r.rows.find((x) => x.role === 'mismatch')?.n ?? 0 })),
+      ),
+      this.source('partner circuit', () => this.partner.circuitState()),
+      Promise.all(
+        [
+          { queue: 'orders', q: this.orderQueue.queue },
+          { queue: 'callbacks', q: this.callbackQueue.queue },
+        ].map(async ({ queue, q }) => {
+          const read = await this.source(`${queue} queue`, async () => ({ counts: await q.getJobCounts(...QUEUE_STATES), paused: await q.isPaused() }));
+          return read ? { queue, ...read } : null;
+        }),
+      ),
+    ]);
+    return {
+      orders,
+      extraCards,
+      circuitOpen: circuit ? circuit.state === 'open' : null,
+      queues: queues.filter((q): q is NonNullable<typeof q> => q !== null),
+    };
+  }
+
+  /** One source of the snapshot, bounded in time; null (and one warning per minute) when it fails. */
+  private async source<T>(what: string, read: () => Promise<T>): Promise<T | null> {
+    try {
+      return await withTimeout(read(), SOURCE_TIMEOUT_MS);
+    } catch (error) {
+      if (Date.now() - this.lastWarnAt > 60_000) {
+        this.lastWarnAt = Date.now();
+        this.log.warn({ err: (error as Error).message }, `metrics: could not read the ${what}; its gauges are left out of this scrape`);
+      }
+      return null;
+    }
+  }
+}

@@ -1,0 +1,120 @@
+#!/usr/bin/env node
+// `npm run check:imports` (also the first step of `npm test`): reads every TypeScript import of apps/, libs/, test/,
+// bench/ and scripts/ with the TypeScript compiler's own pre-processor and module resolution (tsconfig.json's paths),
+// and fails when
+//  - a file imports a unit that floors.json does not allow its unit to import (an upward or sideways import),
+//  - the allowed directions of floors.json themselves form a cycle,
+//  - files import each other in a cycle (type-only imports count: a cycle of types is still a knot to untie),
+//  - a file lives in a unit that floors.json does not name.
+// Exit 0 with one summary line when the house is sound; 1 with every violation otherwise.
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const floors = JSON.parse(readFileSync(join(root, 'floors.json'), 'utf8')).units;
+const SKIP = new Set(['node_modules', 'dist', 'generated', 'reports', '.git', '.tmp']);
+
+function walk(dir, out = []) {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    if (SKIP.has(e.name)) continue;
+    const p = join(dir, e.name);
+    if (e.isDirectory()) walk(p, out);
+    else if (/\.(ts|mts|cts|mjs|js)$/.test(e.name) && !e.name.endsWith('.d.ts')) out.push(p);
+  }
+  return out;
+}
+
+const unitOf = (rel) => {
+  const [top, second] = rel.split('/');
+  return top === 'apps' || top === 'libs' ? `${top}/${second}` : top;
+};
+const allowed = (from, to) => from === to || (floors[from] ?? []).some((u) => u === to || (u.endsWith('/*') && to.startsWith(u.slice(0, -1))));
+
+const config = ts.parseJsonConfigFileContent(ts.readConfigFile(join(root, 'tsconfig.json'), ts.sys.readFile).config, ts.sys, root);
+const options = { ...config.options, allowJs: true };
+const host = ts.createCompilerHost(options);
+const files = ['apps', 'libs', 'test', 'bench', 'scripts'].flatMap((d) => walk(join(root, d)));
+const problems = [];
+const edges = new Map();
+
+for (const file of files) {
+  const rel = relative(root, file);
+  const from = unitOf(rel);
+  if (!(from in floors)) problems.push(`${rel}: unit ${from} is not in floors.json`);
+  const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+  const targets = new Set();
+  for (const imported of info.importedFiles) {
+    const spec = imported.fileName;
+    if (!spec.startsWith('.') && !spec.startsWith('@cardpull/')) continue;
+    const resolved = ts.resolveModuleName(spec, file, options, host).resolvedModule?.resolvedFileName;
+    if (!resolved) {
+      if (spec.startsWith('@cardpull/')) problems.push(`${rel}: cannot resolve '${spec}'`);
+      continue;
+    }
+    const target = relative(root, resolved);
+    if (target.startsWith('..') || target.includes('node_modules')) continue;
+    const to = unitOf(target);
+    // A unit's own tests (*.spec.ts beside the code) may also use the shared test helpers.
+    const isTest = /\.(spec|e2e-spec)\.ts$/.test(rel) && to === 'libs/testing';
+    if (!allowed(from, to) && !isTest) problems.push(`${rel}: ${from} may not import ${to} ('${spec}'; floors.json)`);
+    targets.add(target);
+  }
+  edges.set(rel, targets);
+}
+
+// The allowed directions must only go down: a cycle in floors.json would allow a cycle between units.
+const units = Object.keys(floors);
+const concrete = (u) => units.filter((v) => v !== u && allowed(u, v));
+const floorCycle = findCycles(new Map(units.filter((u) => !floors[u].some((x) => x.endsWith('/*'))).map((u) => [u, new Set(concrete(u))])));
+for (const c of floorCycle) problems.push(`floors.json: the allowed directions form a cycle: ${c.join(' -> ')}`);
+for (const c of findCycles(edges)) problems.push(`import cycle between files: ${c.join(' -> ')}`);
+
+/** Tarjan's strongly connected components; every component of more than one node (or a self-import) is a cycle. */
+function findCycles(graph) {
+  let index = 0;
+  const idx = new Map();
+  const low = new Map();
+  const stack = [];
+  const on = new Set();
+  const out = [];
+  const strong = (v) => {
+    idx.set(v, index);
+    low.set(v, index++);
+    stack.push(v);
+    on.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!idx.has(w)) {
+        strong(w);
+        low.set(v, Math.min(low.get(v), low.get(w)));
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v), idx.get(w)));
+    }
+    if (low.get(v) === idx.get(v)) {
+      const comp = [];
+      let w;
+      do {
+        w = stack.pop();
+        on.delete(w);
+        comp.push(w);
+      } while (w !== v);
+      if (comp.length > 1 || graph.get(v)?.has(v)) out.push(comp.reverse());
+    }
+  };
+  for (const v of graph.keys()) if (!idx.has(v)) strong(v);
+  return out;
+}
+
+if (problems.length) {
+  process.stderr.write(`${problems.join('\n')}\n\n${problems.length} import problem(s); the allowed directions are in floors.json\n`);
+  process.exit(1);
+}
+const count = [...edges.values()].reduce((n, s) => n + s.size, 0);
+process.stdout.write(`imports: ${files.length} files, ${count} imports between them, every one along floors.json, no cycle\n`);
