@@ -78,7 +78,7 @@ describe('readiness: Postgres and Redis decide /health/ready (503 with what is d
 });
 
 /**
- * The reading of this service (libs/platform/src/health.module.ts, PartnerIndicator): the API and the
+ * The reading of this service (libs/ops/src/health.module.ts, PartnerIndicator): the API and the
  * worker keep accepting and keeping orders without the partner, so a partner outage, and also an open
  * circuit (credentials refused, one state shared by every process), is reported as `degraded` with HTTP 200.
  */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
-import { Vault, reencryptCards } from '@cardpull/vault';
+import { reencryptCards } from '@cardpull/orders';
+import { Vault } from '@cardpull/vault';
 import { createOrder, useStack, waitForOrder } from '../support/stack';
 
 describe('card vault key rotation: a command re-encrypts every card with the active key', () => {

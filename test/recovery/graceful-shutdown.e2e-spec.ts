@@ -5,7 +5,7 @@ import { GIFT_CARD, cardsOf, dbPicture, ms, pidOfActor, placeOrder, postsOf, sum
 
 const LATENCY_MS = 1_500;
 
-/** The errors the worker logged for failed order steps (OrdersWorker's "order step failed; retrying"). */
+/** The errors the worker logged for failed order steps (OrderStepsProcessor's "order step failed; retrying"). */
 function stepFailures(logs: string[]): string[] {
   return logs
     .map((line) => {
@@ -15,12 +15,12 @@ function stepFailures(logs: string[]): string[] {
         return null;
       }
     })
-    .filter((l) => l?.context === 'OrdersWorker' && /failed/.test(l.msg ?? ''))
+    .filter((l) => l?.context === 'OrderStepsProcessor' && /failed/.test(l.msg ?? ''))
     .map((l) => `${l!.msg}: ${l!.err}`);
 }
 
 /**
- * SIGTERM is how a deploy stops a worker. OrdersWorker's promise (orders-worker.service.ts): "stop taking
+ * SIGTERM is how a deploy stops a worker. QueueProcessor's promise (apps/worker/src/processors/queue-processor.ts): "stop taking
  * jobs and let the active ones finish". A partner call in flight when the signal arrives must therefore
  * end normally: its answer recorded (the card stored, the order completed) by that same worker, which then
  * exits with code 0. Whatever happens, no card may be lost or stored twice. The partner is made slow

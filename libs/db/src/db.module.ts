@@ -1,7 +1,7 @@
 import { Global, Module, type OnApplicationShutdown, Inject } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
-import { PG_POOL, PrismaService, createPgPool } from './prisma.service';
+import { PG_POOL, createPgPool } from './pg-pool';
 
 @Global()
 @Module({
@@ -11,9 +11,8 @@ import { PG_POOL, PrismaService, createPgPool } from './prisma.service';
       inject: [SERVICE_CONFIG],
       useFactory: (config: ServiceConfig) => createPgPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE),
     },
-    PrismaService,
   ],
-  exports: [PG_POOL, PrismaService],
+  exports: [PG_POOL],
 })
 /** The pool ends last (onApplicationShutdown), after the workers drained their jobs (beforeApplicationShutdown). */
 export class DbModule implements OnApplicationShutdown {

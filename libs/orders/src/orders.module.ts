@@ -5,10 +5,13 @@ import { AfterCommit } from './after-commit';
 import { CallbackQueue, CallbacksRepository } from './callbacks';
 import { OrderQueue } from './order-queue.service';
 import { OrdersRepository } from './orders.repository';
+import { OperationsRepository } from './read/operations.repository';
 import { CatalogRepository } from './partner/catalog.repository';
 import { CatalogSource } from './partner/catalog-source';
 import { PartnerCircuit } from './partner/partner-circuit';
-import { PartnerErrors, PartnerSnapshots } from './partner-watch';
+import { PartnerErrors } from './partner/partner-errors';
+import { PartnerSnapshots } from './partner/partner-snapshots';
+import { PartnerStateRepository } from './partner/partner-state.repository';
 import { StepsRepository } from './steps.repository';
 import { TransitionsRepository } from './transitions.repository';
 
@@ -17,9 +20,11 @@ const PROVIDERS = [
   StepsRepository,
   TransitionsRepository,
   CallbacksRepository,
+  OperationsRepository,
   OrderQueue,
   CallbackQueue,
   AfterCommit,
+  PartnerStateRepository,
   PartnerCircuit,
   PartnerErrors,
   PartnerSnapshots,

@@ -1,3 +1,2 @@
 export * from './vault';
 export * from './vault.module';
-export * from './reencrypt';

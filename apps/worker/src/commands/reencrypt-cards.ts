@@ -1,6 +1,7 @@
 import { loadOrExit, loadServiceConfig } from '@cardpull/config';
 import { createPgPool } from '@cardpull/db';
-import { Vault, reencryptCards } from '@cardpull/vault';
+import { reencryptCards } from '@cardpull/orders';
+import { Vault } from '@cardpull/vault';
 
 /**
  * `npm run vault:reencrypt`: after putting a new key first in CARD_ENCRYPTION_KEYS (keeping the old ones

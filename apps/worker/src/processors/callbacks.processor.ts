@@ -15,6 +15,8 @@ export class CallbacksProcessor extends QueueProcessor<typeof CALLBACKS_QUEUE> {
     super(CALLBACKS_QUEUE, ['deliver_callback'], config);
   }
 
+  protected readonly jobNoun = 'callback delivery';
+
   protected options() {
     return { concurrency: 8, lockDuration: Math.max(this.config.WORKER_LOCK_MS, this.config.CALLBACK_TIMEOUT_MS + 5_000) };
   }

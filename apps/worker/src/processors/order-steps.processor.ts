@@ -28,6 +28,8 @@ export class OrderStepsProcessor extends QueueProcessor<typeof ORDERS_QUEUE> {
     super(ORDERS_QUEUE, ['sync_call', 'async_create', 'async_poll', 'resume_check'], config);
   }
 
+  protected readonly jobNoun = 'order step';
+
   protected options() {
     return { concurrency: this.config.WORKER_CONCURRENCY, lockDuration: this.config.WORKER_LOCK_MS, maxStalledCount: 3 };
   }

@@ -28,6 +28,8 @@ export abstract class QueueProcessor<Q extends QueueName> implements OnApplicati
     protected readonly config: ServiceConfig,
   ) {}
 
+  /** What one job is, in the log: "order step failed; retrying". */
+  protected abstract readonly jobNoun: string;
   protected abstract options(): ProcessorOptions;
   abstract process(job: Job<PayloadOf<Q>>, token?: string): Promise<string>;
 
@@ -41,7 +43,7 @@ export abstract class QueueProcessor<Q extends QueueName> implements OnApplicati
     });
     this.worker.on('error', (err) => this.log.warn({ err: err.message }, `${this.queue} worker: Redis error`));
     this.worker.on('failed', (job, err) => {
-      if (job) this.log.warn({ jobId: job.id, data: job.data, attempt: job.attemptsMade, err: err.message }, `${this.queue} job failed; retrying`);
+      if (job) this.log.warn({ ...job.data, jobId: job.id, attempt: job.attemptsMade, err: err.message }, `${this.jobNoun} failed; retrying`);
     });
     this.log.log(`${this.queue} worker started (concurrency ${options.concurrency}, lock ${options.lockDuration} ms)`);
   }

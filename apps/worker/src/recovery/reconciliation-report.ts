@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { reportOrders, type ReportOrder } from '@cardpull/orders';
 import type { PartnerClient } from '@cardpull/partner-client';
 
 export interface ReportRow {
@@ -20,26 +21,8 @@ export interface ReportRow {
   flags: string[];
 }
 
-interface StoredCardFacts {
-  partner_card_id: string;
-  request_id: string;
-  role: 'order' | 'surplus' | 'mismatch';
-  amount: number;
-  gift_card_code: string;
-}
-
-interface Raw {
-  id: string;
-  client: string;
-  created_at: Date;
-  status: string;
-  mode: string;
-  gift_card_code: string;
-  amount: number;
-  completed_at: Date | null;
-  attempts: { request_id: string; state: string; partner_status: string | null; error_code: string | null }[];
-  cards: StoredCardFacts[];
-}
+type Raw = ReportOrder;
+type StoredCardFacts = ReportOrder['cards'][number];
 
 /**
  * Every order created in [from, to) with its request IDs, the partner's outcome of each and every card
@@ -49,18 +32,7 @@ interface Raw {
  * has for one of them and we do not is flagged `partner_has_card`.
  */
 export async function reconciliationReport(pool: Pool, from: Date, to: Date, partner?: PartnerClient): Promise<ReportRow[]> {
-  const { rows } = await pool.query<Raw>(
-    `SELECT o.id, o.client, o.created_at, o.status, o.mode, o.gift_card_code, o.amount, o.completed_at,
-            (SELECT json_agg(json_build_object('request_id', a.request_id, 'state', a.state, 'partner_status', a.partner_status,
-                                               'error_code', a.error_code) ORDER BY a.seq)
-               FROM attempts a WHERE a.order_id = o.id) AS attempts,
-            COALESCE((SELECT json_agg(json_build_object('partner_card_id', c.partner_card_id, 'request_id', c.request_id,
-                                        'role', c.role, 'amount', c.amount, 'gift_card_code', c.gift_card_code) ORDER BY c.created_at)
-               FROM cards c WHERE c.order_id = o.id), '[]') AS cards
-     FROM orders o
-     WHERE o.created_at >= $1 AND o.created_at < $2 ORDER BY o.created_at, o.id`,
-    [from, to],
-  );
+  const rows = await reportOrders(pool, from, to);
   const report: ReportRow[] = [];
   for (const r of rows) {
     const flags = localFlags(r);

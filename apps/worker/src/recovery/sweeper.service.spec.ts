@@ -4,7 +4,7 @@ import { Client, Pool } from 'pg';
 import type { ServiceConfig } from '@cardpull/config';
 import { CALLBACKS_QUEUE, ORDERS_QUEUE, callbackJobId, orderStepJobId, type CallbackJobData, type OrderJobData } from '@cardpull/queue';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@cardpull/testing';
-import { CallbackQueue, CallbacksRepository, OrderQueue, PartnerCircuit, StepsRepository } from '@cardpull/orders';
+import { CallbackQueue, CallbacksRepository, OrderQueue, PartnerCircuit, PartnerStateRepository, StepsRepository } from '@cardpull/orders';
 import { Sweeper } from './sweeper.service';
 
 /** More than one chunk of removals and re-adds (500): the sweeper's batching is exercised too. */
@@ -41,7 +41,7 @@ describe('Sweeper (real Postgres and Redis): every pending step and callback get
     callbackQueue = new Queue<CallbackJobData>(CALLBACKS_QUEUE, { connection: connection(), prefix: redis.prefix });
     orders = new OrderQueue(orderQueue);
     callbacks = new CallbackQueue(callbackQueue);
-    sweeper = new Sweeper({} as ServiceConfig, pool, new StepsRepository(pool), orders, new PartnerCircuit(pool, orders), callbacks, new CallbacksRepository(pool));
+    sweeper = new Sweeper({} as ServiceConfig, pool, new StepsRepository(pool), orders, new PartnerCircuit(new PartnerStateRepository(pool), orders), callbacks, new CallbacksRepository(pool));
 
     // N orders waiting for a step an hour from now, plus one that ended (no step: nothing to enqueue).
     ({ rows: steps } = await pool.query<{ id: string; step_seq: number }>(

@@ -1,9 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { Gauge, type Registry } from 'prom-client';
-import type { Pool } from 'pg';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
-import { PG_POOL } from '@cardpull/db';
-import { CallbackQueue, ORDER_STATUSES, OrderQueue } from '@cardpull/orders';
+import { CallbackQueue, ORDER_STATUSES, OperationsRepository, OrderQueue } from '@cardpull/orders';
 import { PartnerStatus } from '../partner-status/partner-status.service';
 import { METRIC_PREFIX, METRICS_REGISTRY, withTimeout } from '@cardpull/platform';
 
@@ -45,7 +43,7 @@ export class OperationsMetrics implements OnModuleInit {
   constructor(
     @Inject(METRICS_REGISTRY) private readonly registry: Registry,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
-    @Inject(PG_POOL) private readonly pool: Pool,
+    private readonly reads: OperationsRepository,
     private readonly orderQueue: OrderQueue,
     private readonly callbackQueue: CallbackQueue,
     private readonly partner: PartnerStatus,
@@ -195,16 +193,10 @@ export class OperationsMetrics implements OnModuleInit {
   private async read(): Promise<OperationsSnapshot> {
     const [orders, extraCards, circuit, queues] = await Promise.all([
       this.source('orders', () =>
-        this.pool
-          .query<{ status: string; count: number; oldest: Date }>(
-            'SELECT status::text AS status, count(*)::int AS count, min(created_at) AS oldest FROM orders GROUP BY status',
-          )
-          .then((r) => r.rows),
+        this.reads.statusCounts(),
       ),
       this.source('cards', () =>
-        this.pool
-          .query<{ role: string; n: number }>(`SELECT role::text AS role, count(*)::int AS n FROM cards WHERE role IN ('surplus', 'mismatch') GROUP BY role`)
-          .then((r) => ({ surplus: r.rows.find((x) => x.role === 'surplus')?.n ?? 0, mismatch: r.rows.find((x) => x.role === 'mismatch')?.n ?? 0 })),
+        this.reads.extraCardCounts(),
       ),
       this.source('partner circuit', () => this.partner.circuitState()),
       Promise.all(

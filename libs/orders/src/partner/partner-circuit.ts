@@ -1,16 +1,8 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { Pool } from 'pg';
-import { PG_POOL } from '@cardpull/db';
+import { Injectable, Logger } from '@nestjs/common';
 import { OrderQueue } from '../order-queue.service';
+import { PartnerStateRepository, type CircuitState } from './partner-state.repository';
 
-export interface CircuitState {
-  state: 'open' | 'closed';
-  openedAt: Date | null;
-  closedAt: Date | null;
-  lastErrorCode: string | null;
-  lastErrorMessage: string | null;
-  lastProbeAt: Date | null;
-}
+export type { CircuitState };
 
 /**
  * The partner circuit (ARCHITECTURE.md: unauthorized / invalid_signature). Opening it pauses the orders
@@ -22,19 +14,12 @@ export class PartnerCircuit {
   private readonly log = new Logger(PartnerCircuit.name);
 
   constructor(
-    @Inject(PG_POOL) private readonly pool: Pool,
+    private readonly stored: PartnerStateRepository,
     private readonly orders: OrderQueue,
   ) {}
 
   async open(code: string, message: string): Promise<void> {
-    const { rowCount } = await this.pool.query(
-      `INSERT INTO partner_circuit (id, state, opened_at, last_error_code, last_error_message, updated_at)
-       VALUES (1, 'open', now(), $1, $2, now())
-       ON CONFLICT (id) DO UPDATE SET state = 'open', opened_at = now(), last_error_code = $1, last_error_message = $2, updated_at = now()
-       WHERE partner_circuit.state = 'closed'`,
-      [code, message],
-    );
-    if (rowCount) {
+    if (await this.stored.openCircuit(code, message)) {
       this.log.error(
         { alert: 'partner_credentials_refused', code, partnerMessage: message },
         `ALERT: the partner refuses our credentials (${code}). Partner calls are paused, no order is failed. ` +
@@ -45,27 +30,18 @@ export class PartnerCircuit {
   }
 
   async close(): Promise<boolean> {
-    const { rowCount } = await this.pool.query(
-      `UPDATE partner_circuit SET state = 'closed', closed_at = now(), last_probe_at = now(), updated_at = now() WHERE id = 1 AND state = 'open'`,
-    );
+    const closed = await this.stored.closeCircuit();
     await this.orders.queue.resume();
-    if (rowCount) this.log.log('the partner accepts our credentials again: partner calls resume');
-    return !!rowCount;
+    if (closed) this.log.log('the partner accepts our credentials again: partner calls resume');
+    return closed;
   }
 
   async noteProbe(code: string, message: string): Promise<void> {
-    await this.pool.query(
-      `UPDATE partner_circuit SET last_probe_at = now(), last_error_code = $1, last_error_message = $2, updated_at = now() WHERE id = 1`,
-      [code, message],
-    );
+    await this.stored.noteProbe(code, message);
   }
 
-  async state(): Promise<CircuitState> {
-    const { rows } = await this.pool.query<CircuitState>(
-      `SELECT state, opened_at AS "openedAt", closed_at AS "closedAt", last_error_code AS "lastErrorCode",
-              last_error_message AS "lastErrorMessage", last_probe_at AS "lastProbeAt" FROM partner_circuit WHERE id = 1`,
-    );
-    return rows[0] ?? { state: 'closed', openedAt: null, closedAt: null, lastErrorCode: null, lastErrorMessage: null, lastProbeAt: null };
+  state(): Promise<CircuitState> {
+    return this.stored.circuit();
   }
 
   /** Makes Redis agree with Postgres (after a flush the pause is gone; after a crash a stale pause may remain). */

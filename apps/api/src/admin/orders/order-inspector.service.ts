@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Pool } from 'pg';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
-import { PG_POOL } from '@cardpull/db';
 import {
   CallbacksRepository,
+  OperationsRepository,
   OrdersRepository,
   toOrderView,
   type AttemptRow,
@@ -11,29 +10,16 @@ import {
   type CallbackEventRow,
   type OrderRow,
   type OrderView,
+  type SearchHit,
+  type TimelineEvent,
 } from '@cardpull/orders';
 import { Vault } from '@cardpull/vault';
 import { isUuid } from '../../orders/order-input';
-import { SUMMARY_COLUMNS, type OrderSummary } from '../operations/operations.service';
 
 const SEARCH_LIMIT = 50;
 const TIMELINE_LIMIT = 1_000;
 
-export interface SearchHit extends OrderSummary {
-  /** Which of the query's readings matched: order id, partner request ID, Idempotency-Key, ... */
-  matched: string;
-}
-
-export interface TimelineEvent {
-  id: string;
-  at: Date;
-  type: string;
-  fromStatus: string | null;
-  toStatus: string | null;
-  requestId: string | null;
-  actor: string;
-  detail: Record<string, unknown> | null;
-}
+export type { SearchHit, TimelineEvent };
 
 export interface AuditEntry {
   at: Date;
@@ -62,7 +48,7 @@ export interface OrderPageModel {
 export class OrderInspector {
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
-    @Inject(PG_POOL) private readonly pool: Pool,
+    private readonly reads: OperationsRepository,
     private readonly orders: OrdersRepository,
     private readonly callbacks: CallbacksRepository,
     private readonly vault: Vault,
@@ -76,19 +62,7 @@ export class OrderInspector {
     const q = query.trim();
     if (!q || q.length > 200) return [];
     const clients = [...new Set(this.config.API_KEYS.map((k) => k.client))];
-    const { rows } = await this.pool.query<SearchHit>(
-      `SELECT ${SUMMARY_COLUMNS}, string_agg(DISTINCT m.matched, ', ') AS matched
-       FROM (
-         SELECT id, 'order id' AS matched FROM orders WHERE $2::uuid IS NOT NULL AND id = $2::uuid
-         UNION ALL SELECT order_id, 'partner request ID' FROM attempts WHERE request_id = $1
-         UNION ALL SELECT id, 'Idempotency-Key' FROM orders WHERE client = ANY($3::text[]) AND idempotency_key = $1
-         UNION ALL SELECT order_id, 'partner card id' FROM cards WHERE partner_card_id = $1
-         UNION ALL (SELECT id, 'gift card code' FROM orders WHERE gift_card_code = $1 ORDER BY id DESC LIMIT $4)
-       ) m JOIN orders o ON o.id = m.id
-       GROUP BY o.id ORDER BY o.id DESC LIMIT $4`,
-      [q, isUuid(q) ? q : null, clients, SEARCH_LIMIT],
-    );
-    return rows;
+    return this.reads.search(q, isUuid(q) ? q : null, clients, SEARCH_LIMIT);
   }
 
   async page(orderId: string): Promise<OrderPageModel | null> {
@@ -115,14 +89,7 @@ export class OrderInspector {
     };
   }
 
-  private async timeline(orderId: string): Promise<TimelineEvent[]> {
-    const { rows } = await this.pool.query<TimelineEvent>(
-      // Ordered by the bigint column, not by the text alias (where "100" sorts before "99").
-      `SELECT e.id::text AS id, e.at, e.type, e.from_status::text AS "fromStatus", e.to_status::text AS "toStatus", e.request_id AS "requestId",
-              e.actor, e.detail
-       FROM order_events e WHERE e.order_id = $1 ORDER BY e.id LIMIT $2`,
-      [orderId, TIMELINE_LIMIT],
-    );
-    return rows;
+  private timeline(orderId: string): Promise<TimelineEvent[]> {
+    return this.reads.timeline(orderId, TIMELINE_LIMIT);
   }
 }

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { Vault, cardContext } from './vault';
+import { Vault, cardContext } from '@cardpull/vault';
 
 export interface ReencryptReport {
   reencrypted: number;

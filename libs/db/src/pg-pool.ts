@@ -1,25 +1,12 @@
-import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { PrismaPg } from '@prisma/adapter-pg';
 import { Pool } from 'pg';
-import { PrismaClient } from './generated/client';
 
 export const PG_POOL = Symbol('PG_POOL');
 
 /**
- * The Prisma client over the pg driver adapter (no native engine). It shares one pg Pool with the
- * repositories' raw SQL on hot paths, so the process holds DATABASE_POOL_SIZE connections in all.
+ * The process's one pool of Postgres connections (DATABASE_POOL_SIZE), shared by every repository. Data
+ * access is raw SQL in repositories over this pool (docs/ARCHITECTURE.md, "Data access"); Prisma serves
+ * the schema, the migrations and the generated enum types only.
  */
-@Injectable()
-export class PrismaService extends PrismaClient implements OnApplicationShutdown {
-  constructor(@Inject(PG_POOL) readonly pool: Pool) {
-    super({ adapter: new PrismaPg(pool) });
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.$disconnect();
-  }
-}
-
 export function createPgPool(databaseUrl: string, max: number): Pool {
   const pool = new Pool({ connectionString: databaseUrl, max, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
   // A connection that breaks (Postgres restarted) must never crash the process. pg-pool only listens on

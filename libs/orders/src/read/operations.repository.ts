@@ -1,0 +1,95 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Pool } from 'pg';
+import { PG_POOL } from '@cardpull/db';
+import type { AttentionRow, ExtraCardCounts, ExtraCardRow, OrderSummary, SearchHit, TimelineEvent } from './read-models';
+
+/** The columns of an OrderSummary, from `orders o`. */
+const SUMMARY_COLUMNS = `o.id, o.status, o.client, o.mode, o.gift_card_code AS "giftCardCode", o.amount, o.created_at AS "createdAt", o.updated_at AS "updatedAt"`;
+
+/**
+ * The operators' reads of the order tables (the operations page, the order page, the metrics): cold paths,
+ * each one statement on an index, never a card's code, PIN or PDF link.
+ */
+@Injectable()
+export class OperationsRepository {
+  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+
+  /** Orders per status, with the oldest of each (the age of the oldest open order). */
+  async statusCounts(): Promise<{ status: string; count: number; oldest: Date }[]> {
+    const { rows } = await this.pool.query<{ status: string; count: number; oldest: Date }>(
+      'SELECT status::text AS status, count(*)::int AS count, min(created_at) AS oldest FROM orders GROUP BY status',
+    );
+    return rows;
+  }
+
+  /** Orders in needs_attention with their latest attempt (why its outcome is unknown). */
+  async needsAttention(limit: number): Promise<AttentionRow[]> {
+    const { rows } = await this.pool.query<AttentionRow>(
+      `SELECT ${SUMMARY_COLUMNS}, o.error_code AS "errorCode", o.error_message AS reason, a.request_id AS "requestId", a.call_count AS calls,
+              a.error_code AS "lastErrorCode", a.error_message AS "lastErrorMessage", a.unknown_since AS "unknownSince"
+       FROM orders o
+       LEFT JOIN LATERAL (SELECT request_id, call_count, error_code, error_message, unknown_since FROM attempts WHERE order_id = o.id ORDER BY seq DESC LIMIT 1) a ON true
+       WHERE o.status = 'needs_attention' ORDER BY o.id LIMIT $1`,
+      [limit],
+    );
+    return rows;
+  }
+
+  /** Surplus and mismatched cards, newest first (the (role, created_at) index). */
+  async extraCards(limit: number): Promise<ExtraCardRow[]> {
+    const { rows } = await this.pool.query<ExtraCardRow>(
+      `SELECT c.created_at AS "createdAt", c.role::text AS role, c.partner_card_id AS "partnerCardId", c.request_id AS "requestId",
+              c.order_id AS "orderId", o.status::text AS "orderStatus", c.gift_card_code AS "giftCardCode", c.amount, c.mismatch
+       FROM cards c JOIN orders o ON o.id = c.order_id
+       WHERE c.role IN ('surplus', 'mismatch') ORDER BY c.created_at DESC LIMIT $1`,
+      [limit],
+    );
+    return rows;
+  }
+
+  async extraCardCounts(): Promise<ExtraCardCounts> {
+    const { rows } = await this.pool.query<{ role: string; n: number }>(
+      `SELECT role::text AS role, count(*)::int AS n FROM cards WHERE role IN ('surplus', 'mismatch') GROUP BY role`,
+    );
+    const of = (role: string) => rows.find((r) => r.role === role)?.n ?? 0;
+    return { surplus: of('surplus'), mismatch: of('mismatch') };
+  }
+
+  async recent(limit: number): Promise<OrderSummary[]> {
+    const { rows } = await this.pool.query<OrderSummary>(`SELECT ${SUMMARY_COLUMNS} FROM orders o ORDER BY o.id DESC LIMIT $1`, [limit]);
+    return rows;
+  }
+
+  /**
+   * Orders matching `q` read as an order id (`uuid`, when it is one), a partner request ID, an
+   * Idempotency-Key of one of `clients` (through the (client, idempotency_key) index), a partner card id
+   * or a gift card code (newest `limit`).
+   */
+  async search(q: string, uuid: string | null, clients: string[], limit: number): Promise<SearchHit[]> {
+    const { rows } = await this.pool.query<SearchHit>(
+      `SELECT ${SUMMARY_COLUMNS}, string_agg(DISTINCT m.matched, ', ') AS matched
+       FROM (
+         SELECT id, 'order id' AS matched FROM orders WHERE $2::uuid IS NOT NULL AND id = $2::uuid
+         UNION ALL SELECT order_id, 'partner request ID' FROM attempts WHERE request_id = $1
+         UNION ALL SELECT id, 'Idempotency-Key' FROM orders WHERE client = ANY($3::text[]) AND idempotency_key = $1
+         UNION ALL SELECT order_id, 'partner card id' FROM cards WHERE partner_card_id = $1
+         UNION ALL (SELECT id, 'gift card code' FROM orders WHERE gift_card_code = $1 ORDER BY id DESC LIMIT $4)
+       ) m JOIN orders o ON o.id = m.id
+       GROUP BY o.id ORDER BY o.id DESC LIMIT $4`,
+      [q, uuid, clients, limit],
+    );
+    return rows;
+  }
+
+  /** An order's events in the order they happened. */
+  async timeline(orderId: string, limit: number): Promise<TimelineEvent[]> {
+    const { rows } = await this.pool.query<TimelineEvent>(
+      // Ordered by the bigint column, not by the text alias (where "100" sorts before "99").
+      `SELECT e.id::text AS id, e.at, e.type, e.from_status::text AS "fromStatus", e.to_status::text AS "toStatus", e.request_id AS "requestId",
+              e.actor, e.detail
+       FROM order_events e WHERE e.order_id = $1 ORDER BY e.id LIMIT $2`,
+      [orderId, limit],
+    );
+    return rows;
+  }
+}

@@ -1,0 +1,74 @@
+// What the operators' reads return (the operations page, the order page, the metrics, the reconciliation
+// report): plain rows, read by OperationsRepository and ReportsRepository.
+
+export interface OrderSummary {
+  id: string;
+  status: string;
+  client: string;
+  mode: string;
+  giftCardCode: string;
+  amount: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface AttentionRow extends OrderSummary {
+  /** The order's error code: unknown_outcome, card_mismatch, ... */
+  errorCode: string | null;
+  /** The reason the worker gave (the order's error), e.g. no definitive answer for a request ID since ... */
+  reason: string | null;
+  requestId: string | null;
+  calls: number | null;
+  /** The partner's last answer to that request ID (why its outcome is unknown). */
+  lastErrorCode: string | null;
+  lastErrorMessage: string | null;
+  unknownSince: Date | null;
+}
+
+/** A card the partner billed that is not its order's card: a surplus, or one that does not match its order. */
+export interface ExtraCardRow {
+  createdAt: Date;
+  role: 'surplus' | 'mismatch';
+  partnerCardId: string;
+  requestId: string;
+  orderId: string;
+  orderStatus: string;
+  giftCardCode: string;
+  amount: number;
+  mismatch: string | null;
+}
+
+export interface ExtraCardCounts {
+  surplus: number;
+  mismatch: number;
+}
+
+export interface SearchHit extends OrderSummary {
+  /** Which of the query's readings matched: order id, partner request ID, Idempotency-Key, ... */
+  matched: string;
+}
+
+export interface TimelineEvent {
+  id: string;
+  at: Date;
+  type: string;
+  fromStatus: string | null;
+  toStatus: string | null;
+  requestId: string | null;
+  actor: string;
+  detail: Record<string, unknown> | null;
+}
+
+/** One order of the reconciliation report as stored: its attempts and every card stored for it. */
+export interface ReportOrder {
+  id: string;
+  client: string;
+  created_at: Date;
+  status: string;
+  mode: string;
+  gift_card_code: string;
+  amount: number;
+  completed_at: Date | null;
+  attempts: { request_id: string; state: string; partner_status: string | null; error_code: string | null }[];
+  cards: { partner_card_id: string; request_id: string; role: 'order' | 'surplus' | 'mismatch'; amount: number; gift_card_code: string }[];
+}
