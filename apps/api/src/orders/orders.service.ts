@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_CONFIG, type ApiClient, type ServiceConfig } from '@cardpull/config';
 import type { OrderStatus } from '@cardpull/db';
-import { OrderQueue, OrdersRepository, TERMINAL_STATUSES, requestHash, type OrderDetail } from '@cardpull/orders';
+import { AfterCommit, OrdersRepository, TERMINAL_STATUSES, requestHash, type OrderDetail } from '@cardpull/orders';
 import { checkAmount } from '@cardpull/partner-client';
 import { ApiError } from '@cardpull/platform';
 import { CatalogService } from '../catalog/catalog.service';
@@ -19,7 +19,7 @@ export class OrdersService {
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly repo: OrdersRepository,
-    private readonly queue: OrderQueue,
+    private readonly afterCommit: AfterCommit,
     private readonly catalog: CatalogService,
   ) {}
 
@@ -47,7 +47,7 @@ export class OrdersService {
     });
     if (result.kind !== 'created') return this.replayOrConflict(result.kind === 'replay', result.order.id, client.client);
     const { order } = result;
-    await this.queue.schedule({ orderId: order.id, stepSeq: order.stepSeq, step: order.nextStep!, delayMs: 0 });
+    await this.afterCommit.run({ next: { orderId: order.id, stepSeq: order.stepSeq, step: order.nextStep!, delayMs: 0 } });
     return {
       created: true,
       detail: {
