@@ -5,7 +5,8 @@
 //  - a file imports a unit that floors.json does not allow its unit to import (an upward or sideways import),
 //  - the allowed directions of floors.json themselves form a cycle,
 //  - files import each other in a cycle (type-only imports count: a cycle of types is still a knot to untie),
-//  - a file lives in a unit that floors.json does not name.
+//  - a file lives in a unit that floors.json does not name,
+//  - a file imports another library past its index ('@cardpull/orders/x' instead of '@cardpull/orders').
 // Exit 0 with one summary line when the house is sound; 1 with every violation otherwise.
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -62,6 +63,8 @@ for (const file of files) {
       continue;
     }
     const target = relative(root, resolved);
+    // Another library is entered through its index only: what it exports is what it offers.
+    if (/^@cardpull\/[^/]+\//.test(spec) && unitOf(target) !== from) problems.push(`${rel}: deep import '${spec}'; import '${spec.split('/').slice(0, 2).join('/')}' (its index)`);
     if (target.startsWith('..') || target.includes('node_modules')) continue;
     const to = unitOf(target);
     // A unit's own tests (*.spec.ts beside the code) may also use the shared test helpers.

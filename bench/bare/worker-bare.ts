@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { Worker, type Job } from 'bullmq';
 import { LOCAL_DEFAULTS } from '@cardpull/config';
-import { PartnerClient } from '@cardpull/partner-client/partner-client';
+import { PartnerClient } from '@cardpull/partner-client';
 import { type OrderJobData, ORDERS_QUEUE, workerConnection } from '@cardpull/queue';
 import { Vault, cardContext } from '@cardpull/vault';
 import { barePool, env } from './env';

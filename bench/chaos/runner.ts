@@ -1,6 +1,6 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { snapshot } from '@cardpull/testing/invariants';
+import { snapshot } from '@cardpull/testing';
 import { databaseText, dbFigures, openOrders, redisText, statusCounts } from './collect';
 import { applyFaults, faultHits, faultPlan } from './faults';
 import { Cleanup, ROOT, buildApps, sleep, stamp, type Log } from './infra';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { LedgerView } from '@cardpull/testing';
-import { checkInvariants, secretsIn, type DbSnapshot } from '@cardpull/testing/invariants';
+import { checkInvariants, secretsIn, type DbSnapshot } from '@cardpull/testing';
 
 /**
  * The verdict of a chaos run, from the simulator's ledger (what the partner saw and issued) and our

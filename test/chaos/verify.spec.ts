@@ -1,5 +1,4 @@
-import type { LedgerView } from '@cardpull/testing';
-import type { DbSnapshot } from '@cardpull/testing/invariants';
+import type { LedgerView, DbSnapshot } from '@cardpull/testing';
 import { intakeConsistency, invariantViolations, moneyCounts, notTerminal, overlappingPosts, secretsInText } from '../../bench/chaos/verify';
 
 /**

@@ -16,7 +16,7 @@ function tree(files: Record<string, string>, units: Record<string, string[]>): s
   const dir = mkdtempSync(join(tmpdir(), 'floors-'));
   const all: Record<string, string> = {
     'floors.json': JSON.stringify({ units }),
-    'tsconfig.json': JSON.stringify({ compilerOptions: { baseUrl: './', paths: { '@cardpull/low': ['libs/low/src'], '@cardpull/high': ['libs/high/src'] } } }),
+    'tsconfig.json': JSON.stringify({ compilerOptions: { baseUrl: './', paths: { '@cardpull/low': ['libs/low/src'], '@cardpull/low/*': ['libs/low/src/*'], '@cardpull/high': ['libs/high/src'] } } }),
     ...files,
   };
   for (const [path, text] of Object.entries(all)) {
@@ -62,6 +62,17 @@ describe('the floors (floors.json): imports only go down, and no file imports it
     expect(r.status).toBe(1);
     expect(r.out).toContain("libs/low/src/index.ts: libs/low may not import libs/high ('@cardpull/high'");
     expect(r.out).toContain("libs/high/src/index.ts: libs/high may not import apps/app ('../../../apps/app/src/main'");
+  });
+
+  it('a library entered past its index (a deep import) fails', () => {
+    const dir = make({
+      'libs/low/src/index.ts': "export * from './inner';\n",
+      'libs/low/src/inner.ts': 'export const inner = 1;\n',
+      'libs/high/src/index.ts': "import { inner } from '@cardpull/low/inner';\nexport const high = inner;\n",
+    });
+    const r = check(dir);
+    expect(r.status).toBe(1);
+    expect(r.out).toContain("libs/high/src/index.ts: deep import '@cardpull/low/inner'; import '@cardpull/low' (its index)");
   });
 
   it('a cycle of imports between files fails, even inside one unit', () => {

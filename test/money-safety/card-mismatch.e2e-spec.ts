@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import type { FaultSpecInput } from '@cardpull/testing';
-import { expectInvariants } from '@cardpull/testing/invariants';
+import { expectInvariants } from '@cardpull/testing';
 import { createOrder, useStack, waitForOrder } from '../support/stack';
 
 /**

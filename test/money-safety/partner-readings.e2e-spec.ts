@@ -1,5 +1,5 @@
 import type { FaultSpecInput } from '@cardpull/testing';
-import { expectInvariants } from '@cardpull/testing/invariants';
+import { expectInvariants } from '@cardpull/testing';
 import { createOrder, useStack, waitForOrder } from '../support/stack';
 
 /**

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { AdminActions } from '../../apps/api/src/admin/orders/admin-actions.service';
 import { Reconciler } from '../../apps/worker/src/recovery/reconciler.service';
-import { waitFor } from '@cardpull/testing';
-import { expectInvariants } from '@cardpull/testing/invariants';
+import { waitFor, expectInvariants } from '@cardpull/testing';
 import { createOrder, useStack, waitForOrder } from '../support/stack';
 
 /**

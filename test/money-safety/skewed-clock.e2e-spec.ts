@@ -1,6 +1,6 @@
 import { spawnWorker } from '../support/processes';
 import { createOrder, useStack, waitForOrder } from '../support/stack';
-import { expectInvariants } from '@cardpull/testing/invariants';
+import { expectInvariants } from '@cardpull/testing';
 
 /**
  * Hole 6 of the money-safety review: deadlines that several processes read (the unknown-outcome window,

@@ -1,6 +1,6 @@
 import { OrderQueue } from '@cardpull/orders';
 import { JOBS, orderStepJobId } from '@cardpull/queue';
-import { expectInvariants } from '@cardpull/testing/invariants';
+import { expectInvariants } from '@cardpull/testing';
 import { insertOrder, useStack, waitForOrder } from '../support/stack';
 
 /**

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { waitFor } from '@cardpull/testing';
-import { expectInvariants } from '@cardpull/testing/invariants';
+import { waitFor, expectInvariants } from '@cardpull/testing';
 import { createOrder, insertOrder, useStack, waitForOrder } from '../support/stack';
 
 /**

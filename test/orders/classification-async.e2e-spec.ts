@@ -1,5 +1,5 @@
 import type { FaultSpecInput } from '@cardpull/testing';
-import { expectInvariants } from '@cardpull/testing/invariants';
+import { expectInvariants } from '@cardpull/testing';
 import { createOrder, insertOrder, useStack, waitForOrder } from '../support/stack';
 
 /** ARCHITECTURE.md "Partner calls and their classification", each row through the whole service (async pulls). */

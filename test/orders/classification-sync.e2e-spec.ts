@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { expectInvariants, secretsIn } from '@cardpull/testing/invariants';
+import { expectInvariants, secretsIn } from '@cardpull/testing';
 import { createOrder, insertOrder, useStack, waitForOrder } from '../support/stack';
 
 /** ARCHITECTURE.md "Partner calls and their classification", each row through the whole service (sync pulls). */

@@ -5,7 +5,7 @@ import { Pool } from 'pg';
 import { PartnerClient } from '@cardpull/partner-client';
 import { Reconciler } from '../../apps/worker/src/recovery/reconciler.service';
 import { reconciliationReport, toCsv } from '../../apps/worker/src/recovery/reconciliation-report';
-import { expectInvariants } from '@cardpull/testing/invariants';
+import { expectInvariants } from '@cardpull/testing';
 import { createOrder, insertOrder, useStack, waitForOrder } from '../support/stack';
 
 describe('reconciliation: attempts left unknown are re-checked; a report flags every mismatch', () => {

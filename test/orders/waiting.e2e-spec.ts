@@ -1,4 +1,4 @@
-import { expectInvariants } from '@cardpull/testing/invariants';
+import { expectInvariants } from '@cardpull/testing';
 import { createOrder, startStack, useStack, waitForOrder } from '../support/stack';
 
 /** out_of_stock / not_enough_funds: the order waits (new request ID when it can go on), or fails at the deadline. */

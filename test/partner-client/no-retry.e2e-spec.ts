@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { PartnerOutcome, UnknownReason } from '@cardpull/partner-client';
-import type { FaultSpecInput } from '@cardpull/testing/sim-harness';
-import { waitFor } from '@cardpull/testing/wait';
+import type { FaultSpecInput } from '@cardpull/testing';
+import { waitFor } from '@cardpull/testing';
 import { clientFor, requestsFor, requestsTo, useSimulatorAndClient, valueOf } from './support/client';
 
 // PartnerClient: "No retries here: retrying is the jobs' business". Whatever the outcome, one client call is

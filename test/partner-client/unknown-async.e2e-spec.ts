@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { FaultSpecInput } from '@cardpull/testing/sim-harness';
+import type { FaultSpecInput } from '@cardpull/testing';
 import { cardsIssued, pollUntilFinished, useSimulatorAndClient, valueOf } from './support/client';
 
 // The asynchronous pull through faults: ARCHITECTURE.md "Partner calls and their classification" rows

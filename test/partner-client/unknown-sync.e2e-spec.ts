@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
-import type { FaultSpecInput } from '@cardpull/testing/sim-harness';
-import { waitFor } from '@cardpull/testing/wait';
+import type { FaultSpecInput } from '@cardpull/testing';
+import { waitFor } from '@cardpull/testing';
 import { cardsIssued, clientFor, TIMEOUT_MS, useSimulatorAndClient, valueOf } from './support/client';
 
 // ARCHITECTURE.md, last row of "Partner calls and their classification": timeout, network error, 5xx, 429,

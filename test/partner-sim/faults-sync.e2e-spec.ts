@@ -1,5 +1,5 @@
 import { useSimulator } from '../support/simulator';
-import { sleep } from '@cardpull/testing/wait';
+import { sleep } from '@cardpull/testing';
 import { ENVELOPE, pullSync } from './support/partner';
 
 const sim = useSimulator();

@@ -1,5 +1,5 @@
 import { startSimulator, useSimulator, type SimHandle } from '../support/simulator';
-import { sleep } from '@cardpull/testing/wait';
+import { sleep } from '@cardpull/testing';
 import { ENVELOPE, createPullRequest, getPullRequest, pullSync } from './support/partner';
 
 /**

@@ -1,5 +1,5 @@
 import { useSimulator } from '../support/simulator';
-import { sleep } from '@cardpull/testing/wait';
+import { sleep } from '@cardpull/testing';
 import { balanceOf, call, ENVELOPE, pullSync } from './support/partner';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -1,5 +1,4 @@
-import { waitFor } from '@cardpull/testing';
-import { checkInvariants, snapshot } from '@cardpull/testing/invariants';
+import { waitFor, checkInvariants, snapshot } from '@cardpull/testing';
 import { useStack } from '../support/stack';
 import { cardProblems, dbPicture, flushAll, liveJobCount, ms, placeOrder, summary, waitForAllEnded, withDb, type Mode, type OrderView } from './support/recovery';
 

@@ -1,5 +1,5 @@
 import { spawnWorker, stopAllProcesses, type AppProcess } from '../support/processes';
-import { checkInvariants, snapshot } from '@cardpull/testing/invariants';
+import { checkInvariants, snapshot } from '@cardpull/testing';
 import { useStack } from '../support/stack';
 import {
   cardProblems,

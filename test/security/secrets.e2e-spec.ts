@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
-import { secretsIn } from '@cardpull/testing/invariants';
+import { secretsIn } from '@cardpull/testing';
 import { KEYS, createOrder, useStack, waitForOrder } from '../support/stack';
 
 const PARTNER = {

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { canonicalJson } from '@cardpull/partner-client/signature';
+import { canonicalJson } from '@cardpull/partner-client';
 
 /**
  * UUID v7 (RFC 9562): time-ordered, so order ids sort by creation and serve as pagination cursors.

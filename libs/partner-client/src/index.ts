@@ -6,3 +6,4 @@ export * from './retry-after';
 export * from './signature';
 export * from './types';
 export * from './partner.module';
+export * from './schemas';

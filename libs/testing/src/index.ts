@@ -3,3 +3,4 @@ export * from './test-db';
 export * from './test-redis';
 export * from './wait';
 export * from './sim-harness';
+export * from './invariants';

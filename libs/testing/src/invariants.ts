@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import type { LedgerView } from '.';
+import type { LedgerView } from '@cardpull/sim-contract';
 
 export interface DbSnapshot {
   orders: { id: string; status: string; next_step: string | null; next_step_at: Date | null; error_code: string | null; error_message: string | null; card_id: string | null }[];

@@ -6,8 +6,8 @@ import {
   signaturePayload,
   signingToken,
   type SignatureForm,
-} from '@cardpull/partner-client/signature';
-import type { Inventory } from '@cardpull/partner-client/types';
+} from '@cardpull/partner-client';
+import type { Inventory } from '@cardpull/partner-client';
 import type { Fault, FaultSpecInput, LedgerView, SimStateView } from '@cardpull/sim-contract';
 
 export type { Fault, FaultSpecInput, LedgerView, SimStateView };

@@ -1,6 +1,6 @@
 import { PartnerClient, type PartnerClientOptions, type PartnerOutcome } from '@cardpull/partner-client';
 import { useSimulator, type SimHandle } from '../../support/simulator';
-import { waitFor } from '@cardpull/testing/wait';
+import { waitFor } from '@cardpull/testing';
 
 /** Short enough that timeouts stay fast, long enough that a loaded CI machine answers an ordinary call. */
 export const TIMEOUT_MS = 800;

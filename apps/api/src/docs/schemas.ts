@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AttemptState, OrderStatus, PullMode } from '@cardpull/db';
 import type { OrderView } from '@cardpull/orders';
-import { balanceSchema, giftCardSchema, inventorySchema } from '@cardpull/partner-client/schemas';
+import { balanceSchema, giftCardSchema, inventorySchema } from '@cardpull/partner-client';
 import { createOrderSchema } from '../orders/order-input';
 
 /**

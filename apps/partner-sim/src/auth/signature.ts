@@ -7,7 +7,7 @@ import {
   signaturePayload,
   signingToken,
   type SignatureForm,
-} from '@cardpull/partner-client/signature';
+} from '@cardpull/partner-client';
 import type { ParsedBody } from '../common/request-context';
 import { PartnerError } from '../common/partner-error';
 

@@ -1,4 +1,4 @@
-import type { Inventory } from '@cardpull/partner-client/types';
+import type { Inventory } from '@cardpull/partner-client';
 import type { SimWorld } from '../state/world';
 
 /**

@@ -1,4 +1,4 @@
-import type { GiftCard } from '@cardpull/partner-client/types';
+import type { GiftCard } from '@cardpull/partner-client';
 
 /**
  * The simulator's catalog. The codes are fixed: tests, the chaos run and the benchmark rely on them.

@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import type { ErrorEnvelope } from '@cardpull/partner-client/types';
+import type { ErrorEnvelope } from '@cardpull/partner-client';
 import type { SimAnswer } from './answer';
 
 /**

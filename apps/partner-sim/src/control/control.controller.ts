@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { SIM_CONFIG, type SimConfig } from '@cardpull/config';
-import type { Inventory } from '@cardpull/partner-client/types';
+import type { Inventory } from '@cardpull/partner-client';
 import { PartnerError } from '../common/partner-error';
 import { inventoryOf } from '../catalog/inventory';
 import { FaultRegistry } from '../faults/fault-registry';

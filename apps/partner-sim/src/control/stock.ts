@@ -1,4 +1,4 @@
-import { checkAmount } from '@cardpull/partner-client/amounts';
+import { checkAmount } from '@cardpull/partner-client';
 import { PartnerError } from '../common/partner-error';
 import type { SimWorld } from '../state/world';
 import type { StockBody } from './control-bodies';

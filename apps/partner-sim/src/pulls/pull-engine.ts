@@ -1,5 +1,5 @@
-import type { GiftCard } from '@cardpull/partner-client/types';
-import { checkAmount } from '@cardpull/partner-client/amounts';
+import type { GiftCard } from '@cardpull/partner-client';
+import { checkAmount } from '@cardpull/partner-client';
 import type { ParsedBody } from '../common/request-context';
 import { PartnerError } from '../common/partner-error';
 import { BROKEN_GIFT_CARD_CODES } from '../catalog/seed';

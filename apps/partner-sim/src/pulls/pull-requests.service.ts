@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SIM_CONFIG, type SimConfig } from '@cardpull/config';
-import type { PullRequest } from '@cardpull/partner-client/types';
+import type { PullRequest } from '@cardpull/partner-client';
 import { ok } from '../common/answer';
 import { PartnerError } from '../common/partner-error';
 import { isoWithOffset } from '../common/time';

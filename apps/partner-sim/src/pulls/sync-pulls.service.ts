@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SIM_CONFIG, type SimConfig } from '@cardpull/config';
-import { PULL_IN_PROGRESS_CODE } from '@cardpull/partner-client/types';
+import { PULL_IN_PROGRESS_CODE } from '@cardpull/partner-client';
 import { ok, type SimAnswer } from '../common/answer';
 import { PartnerError } from '../common/partner-error';
 import { FaultRegistry } from '../faults/fault-registry';

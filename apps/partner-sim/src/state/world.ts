@@ -1,5 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import type { Card, GiftCard } from '@cardpull/partner-client/types';
+import type { Card, GiftCard } from '@cardpull/partner-client';
 import type { SimAnswer } from '../common/answer';
 import { isoWithOffset } from '../common/time';
 import { seedCatalog } from '../catalog/seed';

@@ -1,5 +1,6 @@
+import { Test } from '@nestjs/testing';
 import { JOB_NAMES } from '@cardpull/queue';
-import { jobHandlerProblems, type JobHandlerClaim } from './job-handlers';
+import { JOB_PROCESSORS, JobHandlers, jobHandlerProblems, type JobHandlerClaim } from './job-handlers';
 
 const claim = (name: string, queue: 'orders' | 'callbacks', handles: string[]): JobHandlerClaim =>
   ({ queue, handles, constructor: { name } }) as unknown as JobHandlerClaim;
@@ -26,5 +27,14 @@ describe('the job list: every job name has exactly one handler, or the worker re
     expect(jobHandlerProblems([steps, wrong])).toEqual(["CallbacksProcessor handles 'deliver_callback' on queue 'orders', but JOBS puts it on 'callbacks'"]);
     const unknown = claim('OddProcessor', 'orders', ['send_email']);
     expect(jobHandlerProblems([steps, callbacks, unknown])).toEqual(["OddProcessor handles 'send_email', which is not in the job list (JOBS)"]);
+  });
+
+  it('the worker refuses to start (Nest init fails) when a job has no handler, and starts when each has one', async () => {
+    const app = (processors: JobHandlerClaim[]) => Test.createTestingModule({ providers: [{ provide: JOB_PROCESSORS, useValue: processors }, JobHandlers] }).compile();
+    const missing = await app([steps]);
+    await expect(missing.init()).rejects.toThrow("The worker cannot start: no handler for job 'deliver_callback' (queue 'callbacks')");
+    const complete = await app([steps, callbacks]);
+    await expect(complete.init()).resolves.toBe(complete);
+    await complete.close();
   });
 });
