@@ -36,6 +36,12 @@ describe('the floors (floors.json): imports only go down, and no file imports it
     return dir;
   };
   afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  /** The check of a tree made of `files` fails (exit 1), and its output names each of `problems`. */
+  const expectRefused = (files: Record<string, string>, ...problems: string[]) => {
+    const r = check(make(files));
+    expect(r.status).toBe(1);
+    for (const p of problems) expect(r.out).toContain(p);
+  };
 
   it('this repository keeps to its floors', () => {
     const r = check();
@@ -53,36 +59,36 @@ describe('the floors (floors.json): imports only go down, and no file imports it
   });
 
   it('a library that imports an app, or a lower library that imports a higher one, fails and is named', () => {
-    const dir = make({
-      'libs/low/src/index.ts': "import { high } from '@cardpull/high';\nexport const low = high;\n",
-      'libs/high/src/index.ts': "import { main } from '../../../apps/app/src/main';\nexport const high = main;\n",
-      'apps/app/src/main.ts': 'export const main = 1;\n',
-    });
-    const r = check(dir);
-    expect(r.status).toBe(1);
-    expect(r.out).toContain("libs/low/src/index.ts: libs/low may not import libs/high ('@cardpull/high'");
-    expect(r.out).toContain("libs/high/src/index.ts: libs/high may not import apps/app ('../../../apps/app/src/main'");
+    expectRefused(
+      {
+        'libs/low/src/index.ts': "import { high } from '@cardpull/high';\nexport const low = high;\n",
+        'libs/high/src/index.ts': "import { main } from '../../../apps/app/src/main';\nexport const high = main;\n",
+        'apps/app/src/main.ts': 'export const main = 1;\n',
+      },
+      "libs/low/src/index.ts: libs/low may not import libs/high ('@cardpull/high'",
+      "libs/high/src/index.ts: libs/high may not import apps/app ('../../../apps/app/src/main'",
+    );
   });
 
   it('a library entered past its index (a deep import) fails', () => {
-    const dir = make({
-      'libs/low/src/index.ts': "export * from './inner';\n",
-      'libs/low/src/inner.ts': 'export const inner = 1;\n',
-      'libs/high/src/index.ts': "import { inner } from '@cardpull/low/inner';\nexport const high = inner;\n",
-    });
-    const r = check(dir);
-    expect(r.status).toBe(1);
-    expect(r.out).toContain("libs/high/src/index.ts: deep import '@cardpull/low/inner'; import '@cardpull/low' (its index)");
+    expectRefused(
+      {
+        'libs/low/src/index.ts': "export * from './inner';\n",
+        'libs/low/src/inner.ts': 'export const inner = 1;\n',
+        'libs/high/src/index.ts': "import { inner } from '@cardpull/low/inner';\nexport const high = inner;\n",
+      },
+      "libs/high/src/index.ts: deep import '@cardpull/low/inner'; import '@cardpull/low' (its index)",
+    );
   });
 
   it('a cycle of imports between files fails, even inside one unit', () => {
-    const dir = make({
-      'libs/low/src/a.ts': "import { b } from './b';\nexport const a = () => b;\n",
-      'libs/low/src/b.ts': "import { a } from './a';\nexport const b = () => a;\n",
-    });
-    const r = check(dir);
-    expect(r.status).toBe(1);
-    expect(r.out).toContain('import cycle between files: libs/low/src/a.ts -> libs/low/src/b.ts');
+    expectRefused(
+      {
+        'libs/low/src/a.ts': "import { b } from './b';\nexport const a = () => b;\n",
+        'libs/low/src/b.ts': "import { a } from './a';\nexport const b = () => a;\n",
+      },
+      'import cycle between files: libs/low/src/a.ts -> libs/low/src/b.ts',
+    );
   });
 
   it('allowed directions that form a cycle fail, and so does a unit floors.json does not name', () => {
