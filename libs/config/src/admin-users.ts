@@ -19,12 +19,28 @@ export function hashAdminPassword(password: string): string {
   return `${SCRYPT_PREFIX}${salt.toString('base64')}$${scryptSync(password, salt, 32).toString('base64')}`;
 }
 
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+/** At least this many bytes of salt and of hash (hashAdminPassword writes 16 and 32). */
+const MIN_SCRYPT_BYTES = 16;
+
+/**
+ * The salt and hash of a `scrypt$salt$hash` secret, or null when it is malformed: an empty or short hash
+ * would compare equal to the scrypt of any password cut to its length (0 bytes: every password matches).
+ */
+export function scryptParts(secret: string): { salt: Buffer; hash: Buffer } | null {
+  const parts = secret.split('$');
+  if (parts.length !== 3 || parts[0] !== 'scrypt') return null;
+  const [, salt, hash] = parts as [string, string, string];
+  if (!BASE64.test(salt) || !BASE64.test(hash)) return null;
+  const bytes = { salt: Buffer.from(salt, 'base64'), hash: Buffer.from(hash, 'base64') };
+  return bytes.salt.length >= MIN_SCRYPT_BYTES && bytes.hash.length >= MIN_SCRYPT_BYTES ? bytes : null;
+}
+
 export function verifyAdminPassword(user: AdminUser, password: string): boolean {
   if (user.secret.startsWith(SCRYPT_PREFIX)) {
-    const [, salt, hash] = user.secret.split('$') as [string, string, string];
-    const expected = Buffer.from(hash, 'base64');
-    const actual = scryptSync(password, Buffer.from(salt, 'base64'), expected.length);
-    return timingSafeEqual(actual, expected);
+    const parts = scryptParts(user.secret);
+    if (!parts) return false;
+    return timingSafeEqual(scryptSync(password, parts.salt, parts.hash.length), parts.hash);
   }
   const a = Buffer.from(user.secret);
   const b = Buffer.from(password);
@@ -49,7 +65,7 @@ export function parseAdminUsers(raw: string, ctx: z.RefinementCtx): AdminUser[] 
     const secret = rest.join(':');
     if (!name || !ADMIN_USER_NAME.test(name)) fail('expected name:password or name:scrypt$salt$hash[:viewer]');
     else if (secret.length < 4) fail(`the password of "${name}" must have at least 4 characters`);
-    else if (secret.startsWith(SCRYPT_PREFIX) && secret.split('$').length !== 3) fail(`"${name}": malformed scrypt hash`);
+    else if (secret.startsWith(SCRYPT_PREFIX) && !scryptParts(secret)) fail(`"${name}": malformed scrypt hash (expected scrypt$<salt, base64, 16+ bytes>$<hash, base64, 16+ bytes>, as npm run admin:hash-password writes)`);
     else if (users.some((u) => u.name === name)) fail(`user "${name}" is listed twice`);
     else users.push({ name, secret, role });
   }
