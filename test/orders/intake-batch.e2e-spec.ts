@@ -65,6 +65,7 @@ describe('intake batching: orders of one event-loop turn share a statement, yet 
   const liveJobs = () => stack.api!.get(OrderQueue).liveJobIds();
   const newOrder = (key: string, body: { gift_card_code: string; amount: number } = GOOD): NewOrder => ({
     client: 'shop',
+    callbackSecrets: true,
     idempotencyKey: key,
     requestHash: requestHash({ ...body, mode: 'sync' }),
     mode: 'sync',

@@ -1,14 +1,14 @@
 import { KEYS, idemKey, useStack } from '../support/stack';
 
 /**
- * Invariant 7: card codes and PINs are returned only to callers allowed to read cards. A client without
+ * Invariant 7: card codes, PINs and PDF links (the link opens the card) are returned only to callers allowed to read cards. A client without
  * `cards:read` (KEYS.noCards: orders:write + orders:read) must see its own card masked on EVERY route that
  * answers with an order: the intake (long-poll and replay), the order (also long-polled) and the list (with
  * each filter), and the real code or PIN must appear nowhere in the answer's text. The shop's key (every
  * scope) on the same routes is the control: there the card is in clear, so the masked answers are the
  * scope's doing, not a missing card.
  */
-describe('security: a client without cards:read never receives a card code or PIN, on any order route', () => {
+describe('security: a client without cards:read never receives a card code, PIN or PDF link, on any order route', () => {
   const stack = useStack();
 
   const BODY = { gift_card_code: 'ACME-BOOKS-FIXED', amount: 1000 }; // a card with a PIN
@@ -52,15 +52,15 @@ describe('security: a client without cards:read never receives a card code or PI
       ];
 
       for (const a of answers) {
-        const seen = { who, route: a.route, status: a.status, id: a.order?.card?.id, code: a.order?.card?.code, pin: a.order?.card?.pin_code };
-        const expected = canRead
-          ? { code: card!.code, pin: card!.pin_code }
-          : { code: `${'*'.repeat(card!.code.length - 4)}${card!.code.slice(-4)}`, pin: '****' };
+        const seen = { who, route: a.route, status: a.status, id: a.order?.card?.id, code: a.order?.card?.code, pin: a.order?.card?.pin_code, pdf: a.order?.card?.pdf_url };
+        const pdf = `${stack.sim.baseUrl}/cards/${card!.id}.pdf`;
+        const masked = (secret: string) => `${'*'.repeat(secret.length - 4)}${secret.slice(-4)}`;
+        const expected = canRead ? { code: card!.code, pin: card!.pin_code, pdf } : { code: masked(card!.code), pin: '****', pdf: masked(pdf) };
         expect(seen).toEqual({ who, route: a.route, status: expect.any(Number), id: card!.id, ...expected });
         expect([a.route, a.status >= 200 && a.status < 300]).toEqual([a.route, true]);
         if (!canRead) {
-          const leaked = { code: a.text.includes(card!.code), pin: a.text.includes(`"${card!.pin_code}"`) };
-          expect({ who, route: a.route, ...leaked }).toEqual({ who, route: a.route, code: false, pin: false });
+          const leaked = { code: a.text.includes(card!.code), pin: a.text.includes(`"${card!.pin_code}"`), pdf: a.text.includes(`/cards/${card!.id}.pdf`) };
+          expect({ who, route: a.route, ...leaked }).toEqual({ who, route: a.route, code: false, pin: false, pdf: false });
         }
       }
     }

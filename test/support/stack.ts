@@ -257,6 +257,7 @@ export async function insertOrder(stack: Stack, o: { giftCardCode: string; amoun
     const mode = o.mode ?? 'sync';
     const result = await new OrdersRepository(pool).create({
       client: o.client ?? 'shop',
+      callbackSecrets: false,
       idempotencyKey: idemKey('direct'),
       requestHash: requestHash({ gift_card_code: o.giftCardCode, amount: o.amount, mode }),
       mode,

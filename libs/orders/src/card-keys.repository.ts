@@ -7,7 +7,8 @@ export interface ReencryptReport {
 }
 
 /**
- * Key rotation: re-seals every card not yet under the active key (the first of CARD_ENCRYPTION_KEYS), in
+ * Key rotation: re-seals every card not yet under the active key (the first of CARD_ENCRYPTION_KEYS), and
+ * seals the PDF link of cards stored before it was sealed (pdf_url in clear), in
  * batches, each batch one transaction with its rows locked, so it can run while the service runs and can be
  * interrupted and re-run at any time. Afterwards an old key can be removed from the setting.
  */
@@ -17,8 +18,9 @@ export async function reencryptCards(pool: Pool, vault: Vault, batchSize = 500):
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
-      const { rows } = await client.query<{ id: string; key_id: string; code_enc: Buffer; pin_enc: Buffer | null }>(
-        'SELECT id, key_id, code_enc, pin_enc FROM cards WHERE key_id <> $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED',
+      // Also the rows from before pdf_enc, whose PDF link is still in clear: sealed here and cleared.
+      const { rows } = await client.query<{ id: string; key_id: string; code_enc: Buffer; pin_enc: Buffer | null; pdf_enc: Buffer | null; pdf_url: string | null }>(
+        'SELECT id, key_id, code_enc, pin_enc, pdf_enc, pdf_url FROM cards WHERE key_id <> $1 OR pdf_url IS NOT NULL ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED',
         [vault.activeKeyId, batchSize],
       );
       for (const row of rows) {
@@ -26,11 +28,14 @@ export async function reencryptCards(pool: Pool, vault: Vault, batchSize = 500):
         const pin = row.pin_enc ? vault.open({ keyId: row.key_id, blob: row.pin_enc }, cardContext(row.id, 'pin')) : null;
         const sealedCode = vault.seal(code, cardContext(row.id, 'code'));
         const sealedPin = pin === null ? null : vault.seal(pin, cardContext(row.id, 'pin'));
-        await client.query('UPDATE cards SET key_id = $2, code_enc = $3, pin_enc = $4 WHERE id = $1', [
+        const pdf = row.pdf_enc ? vault.open({ keyId: row.key_id, blob: row.pdf_enc }, cardContext(row.id, 'pdf')) : row.pdf_url;
+        const sealedPdf = pdf === null ? null : vault.seal(pdf, cardContext(row.id, 'pdf'));
+        await client.query('UPDATE cards SET key_id = $2, code_enc = $3, pin_enc = $4, pdf_enc = $5, pdf_url = NULL WHERE id = $1', [
           row.id,
           sealedCode.keyId,
           sealedCode.blob,
           sealedPin?.blob ?? null,
+          sealedPdf?.blob ?? null,
         ]);
       }
       await client.query('COMMIT');

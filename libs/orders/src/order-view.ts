@@ -48,12 +48,14 @@ export interface CardView {
 const mask = (secret: string): string => (secret.length <= 4 ? '****' : `${'*'.repeat(secret.length - 4)}${secret.slice(-4)}`);
 
 /**
- * The Order resource of the internal API. Code and PIN are decrypted only for callers with cards:read
- * (invariant 7); the others see them masked.
+ * The Order resource of the internal API. Code, PIN and PDF link (which opens the card) are shown only to
+ * callers with cards:read (invariant 7); the others see them masked.
  */
 export function toCardView(card: CardRow, vault: Vault, canReadCards: boolean): CardView {
   const code = vault.open({ keyId: card.keyId, blob: card.codeEnc }, cardContext(card.id, 'code'));
   const pin = card.pinEnc ? vault.open({ keyId: card.keyId, blob: card.pinEnc }, cardContext(card.id, 'pin')) : null;
+  // Sealed since pdf_enc; a row from before still has it in clear (until vault:reencrypt seals it).
+  const pdf = card.pdfEnc ? vault.open({ keyId: card.keyId, blob: card.pdfEnc }, cardContext(card.id, 'pdf')) : card.pdfUrl;
   return {
     id: card.partnerCardId,
     code: canReadCards ? code : mask(code),
@@ -61,7 +63,7 @@ export function toCardView(card: CardRow, vault: Vault, canReadCards: boolean): 
     expire_at: card.expireAt?.toISOString() ?? null,
     amount: card.amount,
     gift_card_code: card.giftCardCode,
-    pdf_url: card.pdfUrl,
+    pdf_url: pdf === null ? null : canReadCards ? pdf : mask(pdf),
   };
 }
 

@@ -32,6 +32,8 @@ export interface OrderRow {
   leaseExpiresAt: Date | null;
   waitDeadline: Date | null;
   callbackUrl: string | null;
+  /** The API key that created the order had cards:read: only then do its callbacks carry the card's secrets. */
+  callbackSecrets: boolean;
   createdAt: Date;
   updatedAt: Date;
   completedAt: Date | null;
@@ -68,7 +70,10 @@ export interface CardRow {
   expireAt: Date | null;
   amount: number;
   giftCardCode: string;
+  /** Legacy: the PDF link in clear, from before pdf_enc (vault:reencrypt seals it). */
   pdfUrl: string | null;
+  /** The PDF link, sealed like code and PIN (the link opens the card). */
+  pdfEnc: Buffer | null;
   /** The order's card, a surplus, or a card that does not match its order. */
   role: CardRole;
   /** How it differs from its order, or null. */
@@ -81,7 +86,7 @@ export const ORDER_COLUMNS = `o.id, o.client, o.idempotency_key AS "idempotencyK
   o.mode, o.gift_card_code AS "giftCardCode", o.amount, o.metadata, o.error_code AS "errorCode",
   o.error_message AS "errorMessage", o.next_step AS "nextStep", o.next_step_at AS "nextStepAt", o.step_seq AS "stepSeq",
   o.lease_owner AS "leaseOwner", o.lease_expires_at AS "leaseExpiresAt", o.wait_deadline AS "waitDeadline",
-  o.callback_url AS "callbackUrl",
+  o.callback_url AS "callbackUrl", o.callback_secrets AS "callbackSecrets",
   o.created_at AS "createdAt", o.updated_at AS "updatedAt", o.completed_at AS "completedAt", o.card_id AS "cardId"`;
 
 export const ATTEMPT_COLUMNS = `a.request_id AS "requestId", a.order_id AS "orderId", a.seq, a.kind, a.state,
@@ -91,6 +96,6 @@ export const ATTEMPT_COLUMNS = `a.request_id AS "requestId", a.order_id AS "orde
 
 export const CARD_COLUMNS = `c.id, c.order_id AS "orderId", c.request_id AS "requestId", c.partner_card_id AS "partnerCardId",
   c.key_id AS "keyId", c.code_enc AS "codeEnc", c.pin_enc AS "pinEnc", c.expire_at AS "expireAt", c.amount,
-  c.gift_card_code AS "giftCardCode", c.pdf_url AS "pdfUrl", c.role, c.mismatch, c.created_at AS "createdAt"`;
+  c.gift_card_code AS "giftCardCode", c.pdf_url AS "pdfUrl", c.pdf_enc AS "pdfEnc", c.role, c.mismatch, c.created_at AS "createdAt"`;
 
 export const ORDER_STATUSES = ['pending', 'in_progress', 'awaiting_funds', 'awaiting_stock', 'completed', 'failed', 'needs_attention'] as const;

@@ -23,6 +23,8 @@ export interface NewOrder {
   metadata: unknown;
   /** Where the order's terminal events are posted (its own URL or its client's default), or null. */
   callbackUrl?: string | null;
+  /** Whether the API key creating the order has cards:read (its callbacks may then carry the card's secrets). */
+  callbackSecrets: boolean;
 }
 
 export type CreateResult =
@@ -58,11 +60,11 @@ const MAX_INTAKE_BATCH = 64;
  */
 const INTAKE_SQL = `WITH input AS (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, client text, idempotency_key text, request_hash text,
-      mode "PullMode", gift_card_code text, amount int, metadata jsonb, next_step "OrderStep", request_id text, actor text, callback_url text)
+      mode "PullMode", gift_card_code text, amount int, metadata jsonb, next_step "OrderStep", request_id text, actor text, callback_url text, callback_secrets boolean)
   ), ins AS (
     INSERT INTO orders (id, client, idempotency_key, request_hash, status, mode, gift_card_code, amount, metadata,
-                        next_step, next_step_at, step_seq, callback_url, created_at, updated_at)
-    SELECT id, client, idempotency_key, request_hash, 'pending', mode, gift_card_code, amount, metadata, next_step, now(), 1, callback_url, now(), now()
+                        next_step, next_step_at, step_seq, callback_url, callback_secrets, created_at, updated_at)
+    SELECT id, client, idempotency_key, request_hash, 'pending', mode, gift_card_code, amount, metadata, next_step, now(), 1, callback_url, callback_secrets, now(), now()
     FROM input
     ON CONFLICT (client, idempotency_key) DO NOTHING
     RETURNING *
@@ -142,6 +144,7 @@ export class OrdersRepository {
       request_id: requestId,
       actor: `api:${o.client}`,
       callback_url: o.callbackUrl ?? null,
+      callback_secrets: o.callbackSecrets,
     }));
     const { rows } = await this.pool.query<OrderRow>(prepared(INTAKE_SQL, [JSON.stringify(input)]));
     return new Map(rows.map((r) => [r.id, r]));

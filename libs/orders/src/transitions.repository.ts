@@ -6,7 +6,8 @@ import { prepared } from './prepared';
 import { noteSets, type AttemptNote } from './steps.repository';
 
 /** A card as the store receives it (its order and time come from the statement). */
-export type StoredCard = Omit<CardRow, 'orderId' | 'createdAt' | 'mismatch' | 'role'>;
+/** A card as it is stored: code, PIN and PDF link sealed (the clear pdf_url column is never written any more). */
+export type StoredCard = Omit<CardRow, 'orderId' | 'createdAt' | 'mismatch' | 'role' | 'pdfUrl'>;
 
 export interface Transition {
   orderId: string;
@@ -73,7 +74,7 @@ const storeCardSql = (attemptSets: string) => `WITH prev AS (
     SELECT (CASE WHEN prev.card_id IS NOT NULL THEN 'surplus' WHEN $12::text IS NOT NULL THEN 'mismatch' ELSE 'order' END)::"CardRole" AS role
     FROM prev
   ), ins AS (
-    INSERT INTO cards (id, order_id, request_id, partner_card_id, key_id, code_enc, pin_enc, expire_at, amount, gift_card_code, pdf_url, mismatch, role)
+    INSERT INTO cards (id, order_id, request_id, partner_card_id, key_id, code_enc, pin_enc, expire_at, amount, gift_card_code, pdf_enc, mismatch, role)
     SELECT $2::uuid, prev.id, $3, $4, $5, $6, $7, $8::timestamptz, $9, $10, $11, $12, kind.role FROM prev, kind
     ON CONFLICT (partner_card_id) DO NOTHING
     RETURNING id
@@ -171,7 +172,7 @@ export class TransitionsRepository {
   async storeCard(orderId: string, card: StoredCard, mismatch: string | null, attempt: { state: AttemptState; partnerStatus: string }, actor: string): Promise<CardStoreResult> {
     const params: unknown[] = [
       orderId, card.id, card.requestId, card.partnerCardId, card.keyId, card.codeEnc, card.pinEnc,
-      card.expireAt, card.amount, card.giftCardCode, card.pdfUrl, mismatch, actor,
+      card.expireAt, card.amount, card.giftCardCode, card.pdfEnc, mismatch, actor,
     ];
     const { sets } = noteSets({ state: attempt.state, partnerStatus: attempt.partnerStatus, error: null, notFoundSince: 'clear' }, params);
     const { rows } = await this.pool.query<{ role: CardRole; status: OrderStatus; callbacks: string[] }>(

@@ -51,4 +51,4 @@ export class Vault {
 }
 
 /** AAD of a card's fields. */
-export const cardContext = (cardId: string, field: 'code' | 'pin'): string => `card/${cardId}/${field}`;
+export const cardContext = (cardId: string, field: 'code' | 'pin' | 'pdf'): string => `card/${cardId}/${field}`;

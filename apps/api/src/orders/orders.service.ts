@@ -37,6 +37,8 @@ export class OrdersService {
     }
     const result = await this.repo.create({
       callbackUrl: input.callback_url ?? this.config.CALLBACK_URLS.get(client.client) ?? null,
+      // Decided by the key creating the order, not by its client's other keys (docs/SECURITY.md).
+      callbackSecrets: client.scopes.has('cards:read'),
       client: client.client,
       idempotencyKey,
       requestHash: hash,

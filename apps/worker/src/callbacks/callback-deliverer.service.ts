@@ -59,7 +59,9 @@ export class CallbackDeliverer {
   private async post(event: CallbackEventRow, secret: string): Promise<number> {
     const detail = await this.orders.detail(event.orderId);
     if (!detail) throw new Error('order not found');
-    const canReadCards = this.config.API_KEYS.some((k) => k.client === event.client && k.scopes.has('cards:read'));
+    // The scope of the key that created the order, recorded with it: a write-only key of a client whose
+    // other key reads cards must not receive the card through its own callback URL.
+    const canReadCards = detail.order.callbackSecrets;
     const body = JSON.stringify({
       id: event.id,
       type: event.type,

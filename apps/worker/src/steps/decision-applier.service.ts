@@ -83,6 +83,8 @@ export class DecisionApplier {
     const id = randomUUID();
     const code = this.vault.seal(card.code, cardContext(id, 'code'));
     const pin = card.pin_code ? this.vault.seal(card.pin_code, cardContext(id, 'pin')) : null;
+    // The PDF link opens the card: sealed like code and PIN (never stored in clear).
+    const pdf = card.pdf_url ? this.vault.seal(card.pdf_url, cardContext(id, 'pdf')) : null;
     const expireAt = card.expire_at ? new Date(card.expire_at) : null;
     const stored = await this.transitions.storeCard(
       order.id,
@@ -96,7 +98,7 @@ export class DecisionApplier {
         expireAt: expireAt && !Number.isNaN(expireAt.getTime()) ? expireAt : null,
         amount: card.amount,
         giftCardCode: card.gift_card_code,
-        pdfUrl: card.pdf_url ?? null,
+        pdfEnc: pdf?.blob ?? null,
       },
       d.mismatch,
       { state: 'succeeded', partnerStatus: d.attempt.partnerStatus ?? 'issued' },
