@@ -103,6 +103,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     PORT: '0',
     WORKER_PORT: '0',
     WORKER_CONCURRENCY: '16',
+    // The suites' callback receivers listen on 127.0.0.1 over http: (test/security/callback-targets turns this off).
+    CALLBACK_ALLOW_LOCAL: 'true',
     ...opts.env,
   };
   const config = loadServiceConfig(env);
@@ -249,7 +251,7 @@ export const idemKey = (label = 'k') => `${label}-${process.pid}-${Date.now()}-$
  * Stores an order the way the intake does, but without the API's catalog check: for orders the partner
  * must refuse (a gift card or amount our cache believed valid). The worker's sweeper picks it up.
  */
-export async function insertOrder(stack: Stack, o: { giftCardCode: string; amount: number; mode?: 'sync' | 'async'; client?: string }) {
+export async function insertOrder(stack: Stack, o: { giftCardCode: string; amount: number; mode?: 'sync' | 'async'; client?: string; callbackUrl?: string }) {
   const { Pool } = await import('pg');
   const { OrdersRepository, requestHash } = await import('@cardpull/orders');
   const pool = new Pool({ connectionString: stack.db.url, max: 1 });
@@ -264,6 +266,7 @@ export async function insertOrder(stack: Stack, o: { giftCardCode: string; amoun
       giftCardCode: o.giftCardCode,
       amount: o.amount,
       metadata: undefined,
+      callbackUrl: o.callbackUrl ?? null,
     });
     if (result.kind !== 'created') throw new Error('expected a new order');
     return { id: result.order.id, requestId: result.requestId };

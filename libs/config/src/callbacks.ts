@@ -28,3 +28,9 @@ export function isHttpUrl(value: string): boolean {
     return false;
   }
 }
+
+/** CALLBACK_ALLOWED_HOSTS: comma-separated `client=host|host`, a host being a name or `*.domain` (its subdomains). */
+export function parseCallbackHosts(raw: string | undefined, ctx: z.RefinementCtx): Map<string, string[]> {
+  const lists = parseClientMap(raw, ctx, '=', (v) => v.split('|').every((h) => /^(\*\.)?[a-z0-9.-]+$/i.test(h)), 'client=host|*.domain');
+  return new Map([...lists].map(([client, hosts]) => [client, hosts.split('|').map((h) => h.toLowerCase())]));
+}

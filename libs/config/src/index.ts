@@ -6,3 +6,4 @@ export * from './settings';
 export * from './admin-users';
 export * from './callbacks';
 export * from './defaults';
+export * from './callback-target';

@@ -4,7 +4,8 @@ import { amountSetting, boolSetting, enumSetting, hexKeySetting, intSetting, opt
 import { parseApiKeys, type ApiClient } from './api-keys';
 import { parseEncryptionKeys, type EncryptionKey } from './encryption-keys';
 import { parseAdminUsers } from './admin-users';
-import { parseCallbackSecrets, parseCallbackUrls } from './callbacks';
+import { parseCallbackHosts, parseCallbackSecrets, parseCallbackUrls } from './callbacks';
+import { callbackUrlProblem } from './callback-target';
 import { LOCAL_DEFAULTS } from './defaults';
 import { checkEnvironment } from './environment';
 
@@ -103,6 +104,13 @@ const serviceObject = z.object({
     CALLBACK_MAX_ATTEMPTS: intSetting(10, 1, 100),
     /** First retry delay of a failed callback; doubles each time (capped at one hour). */
     CALLBACK_BACKOFF_MS: timing(5_000, 10),
+    /**
+     * Local runs only: callbacks may use http: and reach loopback and private addresses. Off, a callback URL
+     * must be https: and may never reach a loopback, private or link-local address (docs/SECURITY.md).
+     */
+    CALLBACK_ALLOW_LOCAL: boolSetting(false),
+    /** Per-client allow-list of callback hosts: client=host|*.domain,... (a client without an entry: any public host). */
+    CALLBACK_ALLOWED_HOSTS: z.string().optional().transform((v, ctx) => parseCallbackHosts(v, ctx)),
     /** Per-client rate limit of the /v1 API: at most this many requests per RATE_LIMIT_WINDOW_MS (429 beyond). */
     RATE_LIMIT_PER_CLIENT: intSetting(6_000, 1, 10_000_000),
     RATE_LIMIT_WINDOW_MS: timing(60_000, 100),
@@ -124,6 +132,8 @@ export const serviceSchema = serviceObject
     }
     checkEnvironment(s, ctx);
     for (const [client, url] of s.CALLBACK_URLS) {
+      const problem = callbackUrlProblem(url, client, { allowLocal: s.CALLBACK_ALLOW_LOCAL, allowedHosts: s.CALLBACK_ALLOWED_HOSTS });
+      if (problem) ctx.addIssue({ code: 'custom', path: ['CALLBACK_URLS'], message: `client "${client}": ${url} ${problem}` });
       if (!s.CALLBACK_SECRETS.has(client)) {
         ctx.addIssue({ code: 'custom', path: ['CALLBACK_SECRETS'], message: `client "${client}" has a callback URL (${url}) but no secret to sign its callbacks` });
       }

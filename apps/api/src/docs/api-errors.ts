@@ -59,6 +59,11 @@ export const API_ERRORS = {
     when: 'callback_url was given but the client has no CALLBACK_SECRETS entry to sign its callbacks',
     example: 'Client shop has no callback secret (CALLBACK_SECRETS): its callbacks could not be signed',
   },
+  callback_url_refused: {
+    status: 422,
+    when: 'callback_url is not allowed: outside local runs it must be https and must not name a loopback, private or link-local address; a client with CALLBACK_ALLOWED_HOSTS may name only those hosts',
+    example: 'callback_url host 10.1.2.3 is a loopback, private or link-local address',
+  },
   internal_error: { status: 500, when: 'An unexpected error; the detail is in the service log under the correlation id (X-Correlation-Id)', example: 'Internal error; see the service log for this correlation id' },
   partner_unavailable: {
     status: 503,

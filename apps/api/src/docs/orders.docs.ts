@@ -77,12 +77,13 @@ export const CreateOrderDocs = () =>
       'unsupported_media_type',
       'invalid_amount',
       'callback_not_configured',
+      'callback_url_refused',
     ),
   );
 
 export const GetOrderDocs = () =>
   applyDecorators(
-    ApiOperation({ summary: 'One order', description: 'Scope `orders:read`. Only your own orders. Code and PIN are masked unless the key has `cards:read`.' }),
+    ApiOperation({ summary: 'One order', description: 'Scope `orders:read`. Only your own orders. Code, PIN and PDF link are masked unless the key has `cards:read`.' }),
     ApiParam({ name: 'id', description: 'The order id', schema: { type: 'string', format: 'uuid' }, example: ORDER_EXAMPLE.id }),
     WAIT_QUERY,
     ApiResponse({ status: 200, description: 'The order', content: { 'application/json': ORDER_ANSWER } }),

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { SERVICE_CONFIG, type ApiClient, type ServiceConfig } from '@cardpull/config';
+import { SERVICE_CONFIG, callbackRules, callbackUrlProblem, type ApiClient, type ServiceConfig } from '@cardpull/config';
 import type { OrderStatus } from '@cardpull/db';
 import { AfterCommit, OrdersRepository, TERMINAL_STATUSES, requestHash, type OrderDetail } from '@cardpull/orders';
 import { checkAmount } from '@cardpull/partner-client';
@@ -32,6 +32,8 @@ export class OrdersService {
       if (!existing) throw refusal;
       return this.replayOrConflict(existing.requestHash === hash, existing.id, client.client);
     }
+    const callbackProblem = input.callback_url ? callbackUrlProblem(input.callback_url, client.client, callbackRules(this.config)) : null;
+    if (callbackProblem) throw new ApiError(422, 'callback_url_refused', `callback_url ${callbackProblem}`);
     if (input.callback_url && !this.config.CALLBACK_SECRETS.has(client.client)) {
       throw new ApiError(422, 'callback_not_configured', `Client ${client.client} has no callback secret (CALLBACK_SECRETS): its callbacks could not be signed`);
     }

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { request } from 'undici';
-import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { Agent, request } from 'undici';
+import { SERVICE_CONFIG, callbackRules, callbackUrlProblem, publicOnlyLookup, type ServiceConfig } from '@cardpull/config';
 import { Vault } from '@cardpull/vault';
 import { CALLBACK_HEADERS, type CallbackEventRow, CallbacksRepository, OrdersRepository, signCallback, toOrderView } from '@cardpull/orders';
 
@@ -17,13 +17,20 @@ const MAX_BACKOFF_MS = 3_600_000;
 @Injectable()
 export class CallbackDeliverer {
   private readonly log = new Logger(CallbackDeliverer.name);
+  /**
+   * Outside local runs, every connection's address is checked when it is made (publicOnlyLookup): a name
+   * that resolves to a loopback, private or link-local address is refused. Redirects are never followed.
+   */
+  private readonly agent: Agent | undefined;
 
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly callbacks: CallbacksRepository,
     private readonly orders: OrdersRepository,
     private readonly vault: Vault,
-  ) {}
+  ) {
+    this.agent = config.CALLBACK_ALLOW_LOCAL ? undefined : new Agent({ connect: { lookup: publicOnlyLookup } });
+  }
 
   async deliver(eventId: string): Promise<DeliveryResult> {
     const event = await this.callbacks.claim(eventId, this.config.CALLBACK_TIMEOUT_MS + 5_000);
@@ -32,11 +39,13 @@ export class CallbackDeliverer {
       return current?.state === 'pending' ? { kind: 'retry', delayMs: current.dueInMs } : { kind: 'done', reason: current?.state ?? 'gone' };
     }
     const secret = this.config.CALLBACK_SECRETS.get(event.client);
+    // Checked again at delivery: the settings may have changed since intake (a URL refused now is never called).
+    const refused = callbackUrlProblem(event.url, event.client, callbackRules(this.config));
     const started = performance.now();
     let httpStatus: number | null = null;
     let error: string | null = null;
-    if (!secret) {
-      error = `client ${event.client} has no CALLBACK_SECRETS entry`;
+    if (!secret || refused) {
+      error = refused ? `callback refused: ${event.url} ${refused}` : `client ${event.client} has no CALLBACK_SECRETS entry`;
     } else {
       try {
         httpStatus = await this.post(event, secret);
@@ -46,7 +55,7 @@ export class CallbackDeliverer {
       }
     }
     const ok = error === null;
-    const giveUp = !ok && (event.attempts >= this.config.CALLBACK_MAX_ATTEMPTS || !secret);
+    const giveUp = !ok && (event.attempts >= this.config.CALLBACK_MAX_ATTEMPTS || !secret || !!refused);
     const retryInMs = ok || giveUp ? null : Math.min(this.config.CALLBACK_BACKOFF_MS * 2 ** (event.attempts - 1), MAX_BACKOFF_MS);
     await this.callbacks.record(event.id, { ok, httpStatus, error, durationMs: performance.now() - started, retryInMs });
     const fields = { eventId: event.id, orderId: event.orderId, type: event.type, attempt: event.attempts, httpStatus, error };
@@ -83,6 +92,8 @@ export class CallbackDeliverer {
         [CALLBACK_HEADERS.signature]: signCallback(secret, timestamp, body),
       },
       signal: AbortSignal.timeout(this.config.CALLBACK_TIMEOUT_MS),
+      dispatcher: this.agent,
+      // undici's request follows no redirect: a 3xx is a failed delivery, never a call to another address.
     });
     await res.body.dump();
     return res.statusCode;
