@@ -1,4 +1,4 @@
-import { scryptSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { scrypt, scryptSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { z } from 'zod';
 
 export interface AdminUser {
@@ -45,6 +45,18 @@ export function verifyAdminPassword(user: AdminUser, password: string): boolean 
   const a = Buffer.from(user.secret);
   const b = Buffer.from(password);
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * The check a server makes: the same as verifyAdminPassword, with scrypt on libuv's thread pool, so a
+ * burst of login attempts never stalls the event loop (and the intake with it).
+ */
+export async function verifyAdminPasswordAsync(user: AdminUser, password: string): Promise<boolean> {
+  if (!user.secret.startsWith(SCRYPT_PREFIX)) return verifyAdminPassword(user, password);
+  const parts = scryptParts(user.secret);
+  if (!parts) return false;
+  const actual = await new Promise<Buffer>((resolve, reject) => scrypt(password, parts.salt, parts.hash.length, (err, key) => (err ? reject(err) : resolve(key))));
+  return timingSafeEqual(actual, parts.hash);
 }
 
 export const isPlainPassword = (u: AdminUser): boolean => !u.secret.startsWith(SCRYPT_PREFIX);

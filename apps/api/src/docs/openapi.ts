@@ -1,7 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { SERVICE_CONFIG, type ServiceConfig, verifyAdminPassword } from '@cardpull/config';
+import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { AdminLogin } from '../admin/auth/admin-login.service';
 import { ApiKeys, bearerKey, envelope } from '@cardpull/platform';
 import { errorTable } from './api-errors';
 import { API_KEY_AUTH } from './orders.docs';
@@ -57,19 +58,28 @@ export function buildApiDocument(app: INestApplication): OpenAPIObject {
 export function setupApiDocs(app: INestApplication): OpenAPIObject {
   const config = app.get<ServiceConfig>(SERVICE_CONFIG);
   const keys = new ApiKeys(config.API_KEYS);
-  const allowed = (authorization: unknown): boolean => {
+  // The operators' login checks (async scrypt, the same throttling as the login form).
+  const login = app.get(AdminLogin);
+  const allowed = async (authorization: unknown, address: string): Promise<boolean | 'throttled'> => {
     const key = bearerKey(authorization);
     if (key) return keys.find(key) !== undefined;
     const basic = typeof authorization === 'string' ? /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization) : null;
     if (!basic) return false;
     const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
-    const user = config.ADMIN_USERS.find((u) => u.name === decoded.slice(0, colon));
-    return colon > 0 && !!user && verifyAdminPassword(user, decoded.slice(colon + 1));
+    if (colon <= 0) return false;
+    const result = await login.check(address, decoded.slice(0, colon).slice(0, 64), decoded.slice(colon + 1).slice(0, 1024));
+    return result.ok ? true : result.reason === 'throttled' ? 'throttled' : false;
   };
   (app as NestFastifyApplication).getHttpAdapter().getInstance().addHook('onRequest', async (request, reply) => {
     const path = request.url.split('?')[0]!;
-    if (!/^\/docs(\/|$)/.test(path) || allowed(request.headers.authorization)) return;
+    if (!/^\/docs(\/|$)/.test(path)) return;
+    const verdict = await allowed(request.headers.authorization, request.ip);
+    if (verdict === true) return;
+    if (verdict === 'throttled') {
+      await reply.status(429).header('retry-after', '900').send(envelope(429, 'too_many_attempts', 'Too many failed logins from this address; try again in a few minutes'));
+      return;
+    }
     await reply
       .status(401)
       .header('www-authenticate', 'Basic realm="cardpull API docs", charset="UTF-8"')

@@ -24,12 +24,12 @@ export class AdminAuthController {
   }
 
   @Post('login')
-  submit(@Req() req: AdminRequest, @Res() reply: FastifyReply, @Body() body: unknown) {
+  async submit(@Req() req: AdminRequest, @Res() reply: FastifyReply, @Body() body: unknown) {
     // Login CSRF: another site must not log a browser into an account of its choosing.
     if (crossSite(req)) throw new ApiError(403, 'cross_site_request', 'Log in from the login page itself');
     const user = field(body, 'user').slice(0, 64);
     const next = safeNext(field(body, 'next'));
-    const result = this.login.check(req.ip, user, field(body, 'password').slice(0, 1024));
+    const result = await this.login.check(req.ip, user, field(body, 'password').slice(0, 1024));
     if (!result.ok) {
       const throttled = result.reason === 'throttled';
       const error = throttled ? 'Too many failed attempts; try again in a few minutes.' : 'Wrong user name or password.';
