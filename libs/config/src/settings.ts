@@ -114,6 +114,8 @@ const serviceObject = z.object({
     /** Per-client rate limit of the /v1 API: at most this many requests per RATE_LIMIT_WINDOW_MS (429 beyond). */
     RATE_LIMIT_PER_CLIENT: intSetting(6_000, 1, 10_000_000),
     RATE_LIMIT_WINDOW_MS: timing(60_000, 100),
+    /** Unknown API keys allowed from one address per minute; beyond, that address gets 429 for the rest of the minute. */
+    AUTH_FAILURES_PER_MINUTE: intSetting(30, 1, 10_000_000),
   });
 
 /** Every service setting's name (documentation checks, the operations page). */
