@@ -12,6 +12,16 @@ const MAX_METADATA_DEPTH = 5;
  * thousands of levels deep must cost nothing and never overflow the stack (a recursive walk, or
  * JSON.stringify, would throw a RangeError: a 500 instead of a 400).
  */
+/** Whether a key or a string value anywhere in `value` holds a NUL character. */
+function hasNul(value: unknown): boolean {
+  let found = false;
+  JSON.stringify(value, (key: string, v: unknown) => {
+    if (key.includes('\0') || (typeof v === 'string' && v.includes('\0'))) found = true;
+    return v;
+  });
+  return found;
+}
+
 function nestedAtMost(value: unknown, max: number): boolean {
   const stack: [unknown, number][] = [[value, 0]];
   while (stack.length) {
@@ -42,6 +52,8 @@ export const createOrderSchema = z
       // Depth first, and stop there when it fails: the size check serialises the value.
       .refine((m) => nestedAtMost(m, MAX_METADATA_DEPTH), { message: `must be nested at most ${MAX_METADATA_DEPTH} levels deep`, abort: true })
       .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes of JSON`)
+      // Postgres' jsonb cannot store a NUL character (in a key or a value): refused here, not a 500 there.
+      .refine((m) => !hasNul(m), 'must not contain the NUL character (\\u0000)')
       .optional(),
     callback_url: z
       .string('must be a string')
