@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { TEST_SERVER_URL, sleep, waitFor } from '@cardpull/testing';
-import { startStack, useStack, type Stack } from '../support/stack';
+import { KEYS, startStack, useStack, type Stack } from '../support/stack';
 import { get, workerUrl } from './support';
 
 const BALANCE_PATH = '/partners/v1/balance';
@@ -21,13 +21,34 @@ describe('liveness: /health/live answers on the API and the worker with no depen
   });
 });
 
+/** Any valid API key reads the readiness details (balance, partner errors); a probe without one gets the statuses. */
+const PROBE = `Bearer ${KEYS.scraper}`;
+
 describe('readiness: Postgres and Redis decide /health/ready (503 with what is down), no API key needed', () => {
   const stack = useStack();
+
+  it('without an API key only the statuses: no balance, no error text (the details need any valid key)', async () => {
+    const details = await waitFor('a first balance reading', async () => {
+      const r = await get(`${stack.apiUrl}/health/ready`, PROBE);
+      return r.body.details?.partner?.status === 'up' ? r : null;
+    });
+    expect(details.body.details.partner.balance).toEqual(expect.any(Number));
+    for (const authorization of [undefined, 'Bearer not-a-key-000']) {
+      const open = await get(`${stack.apiUrl}/health/ready`, authorization);
+      expect(open.status).toBe(200);
+      expect(open.body).toEqual({
+        status: 'ok',
+        info: { postgres: { status: 'up' }, redis: { status: 'up' }, partner: { status: 'up' } },
+        error: {},
+        details: { postgres: { status: 'up' }, redis: { status: 'up' }, partner: { status: 'up' } },
+      });
+    }
+  });
 
   it('everything up: 200 ok on the API and the worker, the partner up with its cached balance', async () => {
     for (const base of [stack.apiUrl, workerUrl(stack)]) {
       const res = await waitFor('a first balance reading', async () => {
-        const r = await get(`${base}/health/ready`);
+        const r = await get(`${base}/health/ready`, PROBE);
         return r.body.details?.partner?.status === 'up' ? r : null;
       });
       expect(res.status).toBe(200);
@@ -43,7 +64,7 @@ describe('readiness: Postgres and Redis decide /health/ready (503 with what is d
   it('a bad REDIS_URL: 503, redis down, Postgres and the partner still reported', async () => {
     const broken = await startStack({ worker: false, db: stack.db, sim: stack.sim, env: { REDIS_URL: 'redis://127.0.0.1:1/0' } });
     try {
-      const res = await get(`${broken.apiUrl}/health/ready`);
+      const res = await get(`${broken.apiUrl}/health/ready`, PROBE);
       expect(res.status).toBe(503);
       expect(res.body.status).toBe('error');
       expect(res.body.error.redis).toEqual(expect.objectContaining({ status: 'down', message: expect.any(String) }));
@@ -60,15 +81,15 @@ describe('readiness: Postgres and Redis decide /health/ready (503 with what is d
     await admin.connect();
     const name = apiOnly.db.name;
     try {
-      expect((await get(`${apiOnly.apiUrl}/health/ready`)).status).toBe(200);
+      expect((await get(`${apiOnly.apiUrl}/health/ready`, PROBE)).status).toBe(200);
       await admin.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
       await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
-      const down = await get(`${apiOnly.apiUrl}/health/ready`);
+      const down = await get(`${apiOnly.apiUrl}/health/ready`, PROBE);
       expect(down.status).toBe(503);
       expect(down.body.error.postgres).toEqual(expect.objectContaining({ status: 'down' }));
       expect(down.body.info.redis.status).toBe('up');
       await admin.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
-      await waitFor('readiness to come back', async () => (await get(`${apiOnly.apiUrl}/health/ready`)).status === 200);
+      await waitFor('readiness to come back', async () => (await get(`${apiOnly.apiUrl}/health/ready`, PROBE)).status === 200);
     } finally {
       await admin.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`).catch(() => undefined);
       await admin.end();
@@ -88,13 +109,13 @@ describe('the partner never fails readiness: an unreachable partner or an open c
 
   it('partner failing (503 on every call): 200, status degraded, reachable false with the last failure and the last known balance', async () => {
     const known = await waitFor('a first balance', async () => {
-      const r = await get(`${stack.apiUrl}/health/ready`);
+      const r = await get(`${stack.apiUrl}/health/ready`, PROBE);
       return r.body.details?.partner?.status === 'up' ? r.body.details.partner : null;
     });
     const fault = await stack.sim.control.addFault({ endpoint: 'any', mode: 'error_before_issue', status: 503 });
     try {
       const res = await waitFor('the probe to see the failure', async () => {
-        const r = await get(`${stack.apiUrl}/health/ready`);
+        const r = await get(`${stack.apiUrl}/health/ready`, PROBE);
         return r.body.details?.partner?.reachable === false ? r : null;
       });
       expect(res.status).toBe(200);
@@ -113,7 +134,7 @@ describe('the partner never fails readiness: an unreachable partner or an open c
     } finally {
       await stack.sim.control.removeFault(fault);
     }
-    await waitFor('the partner to be up again', async () => (await get(`${stack.apiUrl}/health/ready`)).body.details?.partner?.status === 'up');
+    await waitFor('the partner to be up again', async () => (await get(`${stack.apiUrl}/health/ready`, PROBE)).body.details?.partner?.status === 'up');
   });
 
   it('circuit open (credentials refused): 200, status degraded, circuit "open" with the partner code and since when', async () => {
@@ -125,14 +146,14 @@ describe('the partner never fails readiness: an unreachable partner or an open c
          VALUES (1, 'open', now(), 'invalid_signature', 'Invalid signature', now())
          ON CONFLICT (id) DO UPDATE SET state = 'open', opened_at = now(), last_error_code = 'invalid_signature'`,
       );
-      const res = await get(`${stack.apiUrl}/health/ready`);
+      const res = await get(`${stack.apiUrl}/health/ready`, PROBE);
       expect(res.status).toBe(200);
       expect(res.body.status).toBe('degraded');
       expect(res.body.details.partner).toEqual(
         expect.objectContaining({ status: 'degraded', circuit: 'open', code: 'invalid_signature', since: expect.any(String), message: expect.stringMatching(/credentials/) }),
       );
       await pg.query(`UPDATE partner_circuit SET state = 'closed', closed_at = now() WHERE id = 1`);
-      expect((await get(`${stack.apiUrl}/health/ready`)).body.details.partner.circuit).toBe('closed');
+      expect((await get(`${stack.apiUrl}/health/ready`, PROBE)).body.details.partner.circuit).toBe('closed');
     } finally {
       await pg.end();
     }
@@ -149,7 +170,7 @@ describe('the readiness probe reads the CACHED balance: at most one partner bala
     const since = new Date();
     const started = Date.now();
     for (let round = 0; round < 12; round++) {
-      const answers = await Promise.all(Array.from({ length: 5 }, () => get(`${stack.apiUrl}/health/ready`)));
+      const answers = await Promise.all(Array.from({ length: 5 }, () => get(`${stack.apiUrl}/health/ready`, PROBE)));
       for (const a of answers) expect(a.status).toBe(200);
       await sleep(250);
     }

@@ -1,7 +1,7 @@
-import { Controller, Get, Inject, Injectable, Module, Res, ServiceUnavailableException } from '@nestjs/common';
+import { Controller, Get, Inject, Injectable, Module, Req, Res, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, HealthIndicatorService, TerminusModule } from '@nestjs/terminus';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import Redis from 'ioredis';
 import type { Pool } from 'pg';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
@@ -9,7 +9,7 @@ import { PG_POOL } from '@cardpull/db';
 import { redisOptions } from '@cardpull/queue';
 import { PartnerStatus } from './partner-status/partner-status.service';
 import { PartnerStatusModule } from './partner-status/partner-status.module';
-import { withTimeout } from '@cardpull/platform';
+import { ApiKeys, bearerKey, withTimeout } from '@cardpull/platform';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
@@ -125,15 +125,34 @@ export class PartnerIndicator {
   }
 }
 
-/** Health routes: no API key (probes from the orchestrator, internal network), no secret in the answers. */
+type Checks = Record<string, { status: string }>;
+type Readiness = { info?: Checks; error?: Checks; details?: Checks };
+
+/** The statuses alone: what a probe without a key may see (no balance, no error text, no partner code). */
+function statusesOnly(result: unknown): unknown {
+  const r = result as Readiness;
+  const only = (checks?: Checks) => (checks ? Object.fromEntries(Object.entries(checks).map(([name, c]) => [name, { status: c.status }])) : checks);
+  return { ...r, info: only(r.info), error: only(r.error), details: only(r.details) };
+}
+
+/**
+ * Health routes: no API key needed (probes from the orchestrator), no secret in the answers. The details of
+ * readiness (the partner's balance, error texts, the circuit's partner code) only for a caller with any
+ * valid API key; a probe without one gets the statuses.
+ */
 @Controller('health')
 @ApiTags('operations')
 export class HealthController {
+  private readonly keys: ApiKeys;
+
   constructor(
     private readonly health: HealthCheckService,
     private readonly deps: DependencyIndicators,
     private readonly partner: PartnerIndicator,
-  ) {}
+    @Inject(SERVICE_CONFIG) config: ServiceConfig,
+  ) {
+    this.keys = new ApiKeys(config.API_KEYS);
+  }
 
   /** The process is up (for restarts). Needs no dependency. */
   @Get('live')
@@ -151,17 +170,19 @@ export class HealthController {
   @ApiOperation({
     summary: 'Readiness: Postgres and Redis answer',
     description:
-      'No API key. 503 when Postgres or Redis does not answer. The partner is reported under `partner` and never fails readiness: ' +
+      'No API key: the statuses only; with any valid API key also the details (balance, error texts). 503 when Postgres or Redis does not answer. The partner is reported under `partner` and never fails readiness: ' +
       '`degraded` (HTTP 200) while it cannot be reached or while its circuit is open (credentials refused; `circuit: "open"`), because orders are still accepted and kept. ' +
       'The balance comes from the cached probe (at most one partner call per PARTNER_CACHE_TTL_MS).',
   })
-  async ready(@Res({ passthrough: true }) reply: FastifyReply) {
+  async ready(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
+    const key = bearerKey(req.headers.authorization);
+    const shown = key && this.keys.find(key) ? (r: unknown) => r : statusesOnly;
     try {
-      return await this.health.check([() => this.deps.postgres(), () => this.deps.redisPing(), () => this.partner.check()]);
+      return shown(await this.health.check([() => this.deps.postgres(), () => this.deps.redisPing(), () => this.partner.check()]));
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
       void reply.status(503);
-      return error.getResponse();
+      return shown(error.getResponse());
     }
   }
 }

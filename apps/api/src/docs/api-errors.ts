@@ -47,6 +47,11 @@ export const API_ERRORS = {
     when: 'The Idempotency-Key was already used by this client with a different body (the same body is a replay: 200 with the order)',
     example: 'This Idempotency-Key was already used with a different request body',
   },
+  too_many_attempts: {
+    status: 429,
+    when: 'Too many unknown API keys from this address within a minute (AUTH_FAILURES_PER_MINUTE): every key is refused until the minute ends',
+    example: 'Too many failed authentications from this address; try again in a minute',
+  },
   payload_too_large: { status: 413, when: 'The body is larger than 16 KiB', example: 'The request body is too large' },
   unsupported_media_type: { status: 415, when: 'The body is not sent as `Content-Type: application/json`', example: 'Content-Type must be application/json' },
   invalid_amount: {
@@ -75,7 +80,7 @@ export const API_ERRORS = {
 export type ApiErrorCode = keyof typeof API_ERRORS;
 
 /** Errors every authenticated route can answer. */
-export const AUTH_ERRORS: readonly ApiErrorCode[] = ['unauthorized', 'forbidden', 'internal_error'];
+export const AUTH_ERRORS: readonly ApiErrorCode[] = ['unauthorized', 'forbidden', 'too_many_attempts', 'internal_error'];
 
 /**
  * Documents the error answers of a route: one response per status, each code an example of the envelope
