@@ -39,6 +39,8 @@ if (!existsSync(built)) {
 const { checkPostgresServer } = require(join(built, 'db', 'src', 'preflight.js'));
 const { checkRedis } = require(join(built, 'queue', 'src', 'redis.js'));
 const { loadServiceConfig, loadOrExit } = require(join(built, 'config', 'src', 'index.js'));
+// `npm start` is a local run against the simulator: the public development values apply (docs/SECURITY.md).
+process.env.CARDPULL_PROFILE ??= 'local';
 const config = loadOrExit(() => loadServiceConfig(process.env));
 const problems = [await checkPostgresServer(config.DATABASE_URL), (await checkRedis(config.REDIS_URL)).error].filter(Boolean);
 if (problems.length) {

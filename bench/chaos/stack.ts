@@ -76,6 +76,8 @@ export class ChaosStack {
 
     const { SIM_ASYNC_DELAY_MS: _simOnly, ...serviceTimings } = t;
     this.serviceEnv = {
+      // Against the local simulator with its public credentials: the local profile (docs/SECURITY.md).
+      CARDPULL_PROFILE: 'local',
       LOG_LEVEL: 'info',
       HOST: '127.0.0.1',
       DATABASE_URL: this.pg.url,

@@ -32,6 +32,8 @@ export interface BareProcess {
 
 /** Settings every benchmark gives the service, whatever it measures. */
 const SERVICE_BASE: Env = {
+  // Against the local simulator with its public credentials: the local profile (docs/SECURITY.md).
+  CARDPULL_PROFILE: 'local',
   LOG_LEVEL: 'warn',
   HOST: '127.0.0.1',
   PARTNER_ENV: 'staging',

@@ -130,7 +130,7 @@ describe('operations surface: admin authentication (HTTP level)', () => {
     });
 
     it('a cookie signed with another secret, or for a user whose entry changed, is refused', async () => {
-      const other = new AdminSessions(loadServiceConfig({ ...stack.env, ADMIN_SESSION_SECRET: 'another-secret-of-some-length' }));
+      const other = new AdminSessions(loadServiceConfig({ CARDPULL_PROFILE: 'local', ...stack.env, ADMIN_SESSION_SECRET: 'another-secret-of-some-length' }));
       await reject(`cardpull_admin=${other.issue(stack.config.ADMIN_USERS[0]!).cookie}`);
       const sameSecret = new AdminSessions(stack.config);
       await reject(`cardpull_admin=${sameSecret.issue({ name: 'alice', secret: 'an-old-password', role: 'admin' }).cookie}`);

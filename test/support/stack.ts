@@ -103,6 +103,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     PORT: '0',
     WORKER_PORT: '0',
     WORKER_CONCURRENCY: '16',
+    // Against the in-process simulator with its public credentials: the local profile.
+    CARDPULL_PROFILE: 'local',
     // The suites' callback receivers listen on 127.0.0.1 over http: (test/security/callback-targets turns this off).
     CALLBACK_ALLOW_LOCAL: 'true',
     ...opts.env,

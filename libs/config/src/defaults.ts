@@ -1,7 +1,9 @@
 /**
- * Local defaults: with nothing set, the service talks to the simulator on 127.0.0.1:4010 with the
- * simulator's own default credentials, and to the local Postgres and Redis. Every default below is
- * listed in .env.example. The development keys are public: PARTNER_ENV=production refuses them.
+ * The public development values: with CARDPULL_PROFILE=local (which `npm start`, the tests and the
+ * benchmarks set) and nothing else set, the service talks to the simulator on 127.0.0.1:4010 with the
+ * simulator's own credentials, seals cards with a public key, accepts `local-dev-key` and logs operators in
+ * with admin:admin. They are public: in any other profile they are neither defaults nor accepted
+ * (docs/SECURITY.md, fail closed).
  */
 export const LOCAL_DEFAULTS = {
   PARTNER_API_KEY: 'sim-api-key',
@@ -9,4 +11,17 @@ export const LOCAL_DEFAULTS = {
   PARTNER_SHARED_KEY: '6b1f0c3e5a7d9b2c4e6f8a0b1c3d5e7f9a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d',
   CARD_ENCRYPTION_KEYS: 'dev-1:ZGV2ZWxvcG1lbnQta2V5LW5vdC1mb3ItcHJvZHVjdGk=',
   API_KEYS: 'local:local-dev-key',
+  ADMIN_USERS: 'admin:admin',
 } as const;
+
+/** The profile whose public development defaults apply: only `local`. */
+export const LOCAL_PROFILE = 'local';
+export const REQUIRED_OUTSIDE_LOCAL = 'is required (its public development default applies only with CARDPULL_PROFILE=local)';
+
+/** `env` with the public development values filled in where unset, when (and only when) CARDPULL_PROFILE=local. */
+export function withProfileDefaults(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  if ((env.CARDPULL_PROFILE ?? '').trim().toLowerCase() !== LOCAL_PROFILE) return env;
+  const out = { ...env };
+  for (const [name, value] of Object.entries(LOCAL_DEFAULTS)) if (!out[name]?.trim()) out[name] = value;
+  return out;
+}

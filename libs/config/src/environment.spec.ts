@@ -12,6 +12,9 @@ const PROD = {
   ADMIN_SESSION_SECRET: 'x'.repeat(32),
 };
 
+/** A local run (npm start, the tests): the public development values fill what is unset. */
+const LOCAL = { CARDPULL_PROFILE: 'local' };
+
 const settingsRefused = (env: Record<string, string>) => {
   try {
     loadServiceConfig(env);
@@ -49,19 +52,50 @@ describe('PARTNER_ENV: the service refuses production with staging or simulator 
   });
 
   it('staging pointed at the production URL is refused', () => {
-    expect(settingsRefused({ PARTNER_BASE_URL: 'https://live.partner.example.com', PARTNER_PRODUCTION_BASE_URL: 'https://live.partner.example.com' })).toEqual(['PARTNER_BASE_URL']);
+    expect(settingsRefused({ ...LOCAL, PARTNER_BASE_URL: 'https://live.partner.example.com', PARTNER_PRODUCTION_BASE_URL: 'https://live.partner.example.com' })).toEqual(['PARTNER_BASE_URL']);
   });
 
   it('staging defaults to the staging URL (the local simulator)', () => {
-    expect(loadServiceConfig({}).PARTNER_BASE_URL).toBe('http://127.0.0.1:4010');
-    expect(loadServiceConfig({ PARTNER_STAGING_BASE_URL: 'https://stg.example.com' }).PARTNER_BASE_URL).toBe('https://stg.example.com');
+    expect(loadServiceConfig(LOCAL).PARTNER_BASE_URL).toBe('http://127.0.0.1:4010');
+    expect(loadServiceConfig({ ...LOCAL, PARTNER_STAGING_BASE_URL: 'https://stg.example.com' }).PARTNER_BASE_URL).toBe('https://stg.example.com');
+  });
+});
+
+describe('fail closed: the public development values only in CARDPULL_PROFILE=local (docs/SECURITY.md)', () => {
+  const STAGING = { ...PROD, PARTNER_ENV: 'staging', PARTNER_BASE_URL: 'https://stg.partner.example.com' };
+
+  it('a deployment that sets nothing (and forgets PARTNER_ENV) does not start: every secret is named', () => {
+    expect(settingsRefused({}).sort()).toEqual(['ADMIN_USERS', 'API_KEYS', 'CARD_ENCRYPTION_KEYS', 'PARTNER_API_KEY', 'PARTNER_IDENTIFIER', 'PARTNER_SHARED_KEY'].sort());
+  });
+
+  it('a staging deployment with real secrets and an https partner starts', () => {
+    expect(settingsRefused(STAGING)).toEqual([]);
+  });
+
+  it.each([
+    ['the simulator key', { PARTNER_API_KEY: 'sim-api-key' }, 'PARTNER_API_KEY'],
+    ['the simulator identifier', { PARTNER_IDENTIFIER: 'sim-identifier' }, 'PARTNER_IDENTIFIER'],
+    ['the simulator shared key', { PARTNER_SHARED_KEY: '6b1f0c3e5a7d9b2c4e6f8a0b1c3d5e7f9a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d' }, 'PARTNER_SHARED_KEY'],
+    ['the public vault key', { CARD_ENCRYPTION_KEYS: 'dev-1:ZGV2ZWxvcG1lbnQta2V5LW5vdC1mb3ItcHJvZHVjdGk=' }, 'CARD_ENCRYPTION_KEYS'],
+    ['local-dev-key', { API_KEYS: 'local:local-dev-key' }, 'API_KEYS'],
+    ['admin:admin', { ADMIN_USERS: 'admin:admin' }, 'ADMIN_USERS'],
+    ['an http: partner URL', { PARTNER_BASE_URL: 'http://partner.example.com' }, 'PARTNER_BASE_URL'],
+    ['callbacks to local addresses', { CALLBACK_ALLOW_LOCAL: 'true' }, 'CALLBACK_ALLOW_LOCAL'],
+  ])('outside the local profile, %s is refused with a message naming the setting', (_what, change, setting) => {
+    expect(settingsRefused({ ...STAGING, ...change })).toEqual([setting]);
+  });
+
+  it('the local profile fills the public values, and never runs against the production partner', () => {
+    const local = loadServiceConfig(LOCAL);
+    expect([local.PARTNER_API_KEY, local.API_KEYS[0]?.key, local.ADMIN_USERS[0]?.name]).toEqual(['sim-api-key', 'local-dev-key', 'admin']);
+    expect(settingsRefused({ ...PROD, ...LOCAL })).toEqual(['CARDPULL_PROFILE']);
   });
 });
 
 describe('admin users are separate from API keys; passwords may be stored as scrypt hashes', () => {
   it('parses users, roles and hashes; verifies passwords in constant time', () => {
     const hash = hashAdminPassword('correct horse');
-    const users = loadServiceConfig({ ADMIN_USERS: `ops:${hash},audit:audit-pass:viewer,admin:admin` }).ADMIN_USERS;
+    const users = loadServiceConfig({ ...LOCAL, ADMIN_USERS: `ops:${hash},audit:audit-pass:viewer,admin:admin` }).ADMIN_USERS;
     expect(users.map((u) => [u.name, u.role])).toEqual([['ops', 'admin'], ['audit', 'viewer'], ['admin', 'admin']]);
     expect(verifyAdminPassword(users[0]!, 'correct horse')).toBe(true);
     expect(verifyAdminPassword(users[0]!, 'wrong')).toBe(false);
@@ -69,13 +103,13 @@ describe('admin users are separate from API keys; passwords may be stored as scr
   });
 
   it.each(['nopassword', 'a:b', 'x:scrypt$only-one-part', 'a:pass1,a:pass2'])('refuses %p', (value) => {
-    expect(settingsRefused({ ADMIN_USERS: value })).toEqual(['ADMIN_USERS']);
+    expect(settingsRefused({ ...LOCAL, ADMIN_USERS: value })).toEqual(['ADMIN_USERS']);
   });
 });
 
 describe('callbacks: a client with a default URL needs a secret to sign them', () => {
   it('parses URLs and secrets', () => {
-    const c = loadServiceConfig({ CALLBACK_URLS: 'shop=https://shop.example.com/hooks/cardpull', CALLBACK_SECRETS: 'shop:0123456789abcdef' });
+    const c = loadServiceConfig({ ...LOCAL, CALLBACK_URLS: 'shop=https://shop.example.com/hooks/cardpull', CALLBACK_SECRETS: 'shop:0123456789abcdef' });
     expect(c.CALLBACK_URLS.get('shop')).toBe('https://shop.example.com/hooks/cardpull');
     expect(c.CALLBACK_SECRETS.get('shop')).toBe('0123456789abcdef');
   });
@@ -84,6 +118,6 @@ describe('callbacks: a client with a default URL needs a secret to sign them', (
     [{ CALLBACK_URLS: 'shop=ftp://x' }, 'CALLBACK_URLS'],
     [{ CALLBACK_SECRETS: 'shop:short' }, 'CALLBACK_SECRETS'],
   ])('refuses %p', (env, setting) => {
-    expect(settingsRefused(env)).toContain(setting);
+    expect(settingsRefused({ ...LOCAL, ...env })).toContain(setting);
   });
 });

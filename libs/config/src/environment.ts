@@ -3,6 +3,8 @@ import { LOCAL_DEFAULTS } from './defaults';
 import { isPlainPassword, type AdminUser } from './admin-users';
 
 interface EnvironmentSettings {
+  CARDPULL_PROFILE: 'local' | 'deployed';
+  CALLBACK_ALLOW_LOCAL: boolean;
   PARTNER_ENV: 'staging' | 'production';
   PARTNER_BASE_URL: string;
   PARTNER_STAGING_BASE_URL?: string;
@@ -27,14 +29,38 @@ const sameOrigin = (a: string, b: string) => {
   }
 };
 
+const PUBLIC_VALUE = 'is the public development value: refused outside CARDPULL_PROFILE=local';
+
+/**
+ * Fail closed (docs/SECURITY.md). Outside CARDPULL_PROFILE=local (the default profile is `deployed`) the
+ * public development values are refused, whatever PARTNER_ENV says: the simulator's credentials, the
+ * development vault key, `local-dev-key`, the admin:admin operator; the partner's URL must be https: and
+ * callbacks may not reach local addresses. The local profile never runs against the production partner.
+ */
+function checkProfile(s: EnvironmentSettings, issue: (path: string, message: string) => void): void {
+  if (s.CARDPULL_PROFILE === 'local') {
+    if (s.PARTNER_ENV === 'production') issue('CARDPULL_PROFILE', 'local cannot be used with PARTNER_ENV=production');
+    return;
+  }
+  if (s.PARTNER_API_KEY === LOCAL_DEFAULTS.PARTNER_API_KEY) issue('PARTNER_API_KEY', PUBLIC_VALUE);
+  if (s.PARTNER_IDENTIFIER === LOCAL_DEFAULTS.PARTNER_IDENTIFIER) issue('PARTNER_IDENTIFIER', PUBLIC_VALUE);
+  if (s.PARTNER_SHARED_KEY.toLowerCase() === LOCAL_DEFAULTS.PARTNER_SHARED_KEY) issue('PARTNER_SHARED_KEY', PUBLIC_VALUE);
+  if (s.CARD_ENCRYPTION_KEYS.some((k) => LOCAL_DEFAULTS.CARD_ENCRYPTION_KEYS.endsWith(k.key.toString('base64')))) issue('CARD_ENCRYPTION_KEYS', `holds a key that ${PUBLIC_VALUE.slice(3)}`);
+  if (s.API_KEYS.some((k) => k.key === 'local-dev-key')) issue('API_KEYS', `holds local-dev-key, which ${PUBLIC_VALUE.slice(3)}`);
+  if (s.ADMIN_USERS.some((u) => u.name === 'admin' && u.secret === 'admin')) issue('ADMIN_USERS', `holds admin:admin, which ${PUBLIC_VALUE.slice(3)}`);
+  if (new URL(s.PARTNER_BASE_URL).protocol !== 'https:') issue('PARTNER_BASE_URL', 'must be an https: URL outside CARDPULL_PROFILE=local');
+  if (s.CALLBACK_ALLOW_LOCAL) issue('CALLBACK_ALLOW_LOCAL', 'may be true only with CARDPULL_PROFILE=local');
+}
+
 /**
  * PARTNER_ENV guard: the service refuses to start when production meets a staging or simulator URL, or
- * staging meets the production URL, and when production runs with the public local defaults (simulator
- * credentials, development vault key, local API key or admin password).
+ * staging meets the production URL, and when production runs with plain operator passwords or without a
+ * session secret; checkProfile refuses the public development values outside the local profile.
  */
 export function checkEnvironment(s: EnvironmentSettings, ctx: z.RefinementCtx): void {
   const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
   const host = new URL(s.PARTNER_BASE_URL).hostname;
+  checkProfile(s, issue);
   if (s.PARTNER_ENV === 'production') {
     if (LOCAL_HOST.test(host)) issue('PARTNER_BASE_URL', `is a local or simulator address (${host}) but PARTNER_ENV is production`);
     else if (NON_PRODUCTION_HOST.test(host)) issue('PARTNER_BASE_URL', `looks like a staging address (${host}) but PARTNER_ENV is production`);
@@ -44,15 +70,6 @@ export function checkEnvironment(s: EnvironmentSettings, ctx: z.RefinementCtx): 
     if (s.PARTNER_PRODUCTION_BASE_URL && !sameOrigin(s.PARTNER_BASE_URL, s.PARTNER_PRODUCTION_BASE_URL)) {
       issue('PARTNER_BASE_URL', 'differs from PARTNER_PRODUCTION_BASE_URL while PARTNER_ENV is production');
     }
-    const simulatorCredentials =
-      s.PARTNER_API_KEY === LOCAL_DEFAULTS.PARTNER_API_KEY ||
-      s.PARTNER_IDENTIFIER === LOCAL_DEFAULTS.PARTNER_IDENTIFIER ||
-      s.PARTNER_SHARED_KEY.toLowerCase() === LOCAL_DEFAULTS.PARTNER_SHARED_KEY;
-    if (simulatorCredentials) issue('PARTNER_API_KEY', 'the simulator credentials cannot be used with PARTNER_ENV=production');
-    if (s.CARD_ENCRYPTION_KEYS.some((k) => LOCAL_DEFAULTS.CARD_ENCRYPTION_KEYS.endsWith(k.key.toString('base64')))) {
-      issue('CARD_ENCRYPTION_KEYS', 'the public development key cannot be used with PARTNER_ENV=production');
-    }
-    if (s.API_KEYS.some((k) => k.key === 'local-dev-key')) issue('API_KEYS', 'the local development key cannot be used with PARTNER_ENV=production');
     if (s.ADMIN_USERS.some(isPlainPassword)) issue('ADMIN_USERS', 'plain passwords are refused with PARTNER_ENV=production: store scrypt hashes (npm run admin:hash-password)');
     if (!s.ADMIN_SESSION_SECRET) issue('ADMIN_SESSION_SECRET', 'is required with PARTNER_ENV=production (sessions must survive restarts and span API instances)');
   } else {

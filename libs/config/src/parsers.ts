@@ -38,7 +38,17 @@ const urlWith = (protocols: string[]) =>
 
 export const urlSetting = (def: string, protocols: string[]) => urlWith(protocols).prefault(def);
 
-/** A hexadecimal secret (the partner's shared key): even length, at least 16 bytes. */
+/** A secret with no default: its absence is refused with `missing` (REQUIRED_OUTSIDE_LOCAL). */
+export const requiredText = (missing: string, max = 1000) => z.string().trim().min(1, missing).max(max, `must be at most ${max} characters`).prefault('');
+
+const HEX_KEY = 'must be a hexadecimal string of an even length, at least 32 characters (16 bytes)';
+const isHexKey = (v: string) => v.length >= 32 && v.length % 2 === 0 && /^[0-9a-fA-F]+$/.test(v);
+
+/** A hexadecimal secret with no default (the partner's shared key): its absence is refused with `missing`. */
+export const requiredHexKey = (missing: string) =>
+  z.string().trim().refine((v) => v.length > 0, { message: missing, abort: true }).refine(isHexKey, HEX_KEY).prefault('');
+
+/** A hexadecimal secret (the simulator's shared key): even length, at least 16 bytes. */
 export const hexKeySetting = (def: string) =>
   z
     .string()

@@ -1,6 +1,6 @@
 import { ConfigError, loadServiceConfig, loadSimConfig } from './index';
 
-const problemsOf = (env: Record<string, string>, load: (env: Record<string, string>) => unknown = loadServiceConfig) => {
+const problemsOf = (env: Record<string, string>, load: (env: Record<string, string>) => unknown = (e) => loadServiceConfig({ CARDPULL_PROFILE: 'local', ...e })) => {
   try {
     load(env);
   } catch (error) {
@@ -12,7 +12,7 @@ const problemsOf = (env: Record<string, string>, load: (env: Record<string, stri
 
 describe('settings: every setting validated once at start-up', () => {
   it('local defaults: nothing set gives a working configuration', () => {
-    const cfg = loadServiceConfig({});
+    const cfg = loadServiceConfig({ CARDPULL_PROFILE: 'local' });
     expect(cfg.PARTNER_BASE_URL).toBe('http://127.0.0.1:4010');
     expect(cfg.PARTNER_TIMEOUT_MS).toBe(10_000);
     expect(cfg.SYNC_RETRY_FIRST_DELAY_MS).toBe(60_000);
@@ -29,7 +29,7 @@ describe('settings: every setting validated once at start-up', () => {
   });
 
   it('an empty value means "use the default"', () => {
-    expect(loadServiceConfig({ PORT: '' }).PORT).toBe(3000);
+    expect(loadServiceConfig({ CARDPULL_PROFILE: 'local', PORT: '' }).PORT).toBe(3000);
   });
 
   it.each([
@@ -57,7 +57,7 @@ describe('settings: every setting validated once at start-up', () => {
   });
 
   it('scopes are parsed from client:key:scope+scope', () => {
-    const clients = loadServiceConfig({ API_KEYS: 'shop:shop-key-123:orders:write+orders:read, ops:ops-key-123' }).API_KEYS;
+    const clients = loadServiceConfig({ CARDPULL_PROFILE: 'local', API_KEYS: 'shop:shop-key-123:orders:write+orders:read, ops:ops-key-123' }).API_KEYS;
     expect(clients.map((c) => [c.client, c.key, [...c.scopes].sort()])).toEqual([
       ['shop', 'shop-key-123', ['orders:read', 'orders:write']],
       ['ops', 'ops-key-123', ['cards:read', 'metrics:read', 'orders:read', 'orders:write']],
@@ -71,7 +71,7 @@ describe('settings: every setting validated once at start-up', () => {
 
   it('several bad settings are all named in one message', () => {
     try {
-      loadServiceConfig({ PORT: 'x', SWEEP_INTERVAL_MS: 'y' });
+      loadServiceConfig({ CARDPULL_PROFILE: 'local', PORT: 'x', SWEEP_INTERVAL_MS: 'y' });
       throw new Error('expected a ConfigError');
     } catch (error) {
       expect((error as Error).message).toMatch(/PORT: must be an integer/);

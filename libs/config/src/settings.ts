@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { parseSettings } from './config-error';
-import { amountSetting, boolSetting, enumSetting, hexKeySetting, intSetting, optionalUrlSetting, textSetting, urlSetting } from './parsers';
+import { amountSetting, boolSetting, enumSetting, hexKeySetting, intSetting, optionalUrlSetting, requiredHexKey, requiredText, textSetting, urlSetting } from './parsers';
 import { parseApiKeys, type ApiClient } from './api-keys';
 import { parseEncryptionKeys, type EncryptionKey } from './encryption-keys';
 import { parseAdminUsers } from './admin-users';
 import { parseCallbackHosts, parseCallbackSecrets, parseCallbackUrls } from './callbacks';
 import { callbackUrlProblem } from './callback-target';
-import { LOCAL_DEFAULTS } from './defaults';
+import { LOCAL_DEFAULTS, REQUIRED_OUTSIDE_LOCAL, withProfileDefaults } from './defaults';
 import { checkEnvironment } from './environment';
 
 export { LOCAL_DEFAULTS } from './defaults';
@@ -27,18 +27,20 @@ const serviceObject = z.object({
     PORT: intSetting(3000, 0, 65535),
     HOST: textSetting('127.0.0.1'),
     WORKER_PORT: intSetting(3001, 0, 65535),
-    API_KEYS: textSetting(LOCAL_DEFAULTS.API_KEYS, 100_000).transform((v, ctx) => parseApiKeys(v, ctx)),
+    /** `local`: the public development values (LOCAL_DEFAULTS) fill what is unset; anything else (the default) refuses them. */
+    CARDPULL_PROFILE: enumSetting(['local', 'deployed'], 'deployed'),
+    API_KEYS: requiredText(REQUIRED_OUTSIDE_LOCAL, 100_000).transform((v, ctx) => parseApiKeys(v, ctx)),
     PARTNER_ENV: enumSetting(['staging', 'production'], 'staging'),
     /** The partner's base URL; when unset, the URL of PARTNER_ENV's environment below (staging: the local simulator). */
     PARTNER_BASE_URL: optionalUrlSetting(['http:', 'https:']),
     PARTNER_STAGING_BASE_URL: urlSetting('http://127.0.0.1:4010', ['http:', 'https:']),
     PARTNER_PRODUCTION_BASE_URL: optionalUrlSetting(['http:', 'https:']),
-    PARTNER_API_KEY: textSetting(LOCAL_DEFAULTS.PARTNER_API_KEY),
-    PARTNER_IDENTIFIER: textSetting(LOCAL_DEFAULTS.PARTNER_IDENTIFIER),
-    PARTNER_SHARED_KEY: hexKeySetting(LOCAL_DEFAULTS.PARTNER_SHARED_KEY),
+    PARTNER_API_KEY: requiredText(REQUIRED_OUTSIDE_LOCAL),
+    PARTNER_IDENTIFIER: requiredText(REQUIRED_OUTSIDE_LOCAL),
+    PARTNER_SHARED_KEY: requiredHexKey(REQUIRED_OUTSIDE_LOCAL),
     /** `example`: verb+url+payload+identifier+timestamp (the spec's worked example); `formula`: without the identifier. */
     PARTNER_SIGNATURE_FORM: enumSetting(['example', 'formula'], 'example'),
-    CARD_ENCRYPTION_KEYS: textSetting(LOCAL_DEFAULTS.CARD_ENCRYPTION_KEYS, 100_000).transform((v, ctx) =>
+    CARD_ENCRYPTION_KEYS: requiredText(REQUIRED_OUTSIDE_LOCAL, 100_000).transform((v, ctx) =>
       parseEncryptionKeys(v, ctx),
     ),
     PARTNER_TIMEOUT_MS: timing(10_000, 100),
@@ -90,7 +92,7 @@ const serviceObject = z.object({
      */
     RECONCILE_DEAD_RECHECK_MS: intSetting(7 * 24 * 3600_000, 0, 365 * 24 * 3600_000),
     /** Operations page and job dashboard users: name:password or name:scrypt$salt$hash, optionally :viewer. */
-    ADMIN_USERS: textSetting('admin:admin', 10_000).transform((v, ctx) => parseAdminUsers(v, ctx)),
+    ADMIN_USERS: requiredText(REQUIRED_OUTSIDE_LOCAL, 10_000).transform((v, ctx) => parseAdminUsers(v, ctx)),
     /** Everyone is a viewer: no re-drive, no mark-failed, bull-board read-only. */
     ADMIN_READ_ONLY: boolSetting(false),
     /** Signs admin session cookies; when unset, a random one per process (sessions end with the process). */
@@ -202,7 +204,7 @@ export type SimConfig = z.output<typeof simSchema>;
 export const SIM_SETTING_NAMES = Object.keys(simSchema.shape);
 
 export const loadServiceConfig = (env: Record<string, string | undefined> = process.env): ServiceConfig =>
-  parseSettings(serviceSchema, env);
+  parseSettings(serviceSchema, withProfileDefaults(env));
 
 export const loadSimConfig = (env: Record<string, string | undefined> = process.env): SimConfig =>
   parseSettings(simSchema, env);

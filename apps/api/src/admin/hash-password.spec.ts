@@ -4,7 +4,7 @@ import { adminUserEntry } from './hash-password';
 describe('npm run admin:hash-password: an ADMIN_USERS entry that logs in with the password', () => {
   it('is accepted by ADMIN_USERS as a hash (not a plain password) and verifies the password only', () => {
     const entries = [adminUserEntry('correct horse battery', 'alice'), adminUserEntry('staple viewer pass', 'victor', 'viewer')];
-    const config = loadServiceConfig({ ADMIN_USERS: entries.join(',') });
+    const config = loadServiceConfig({ CARDPULL_PROFILE: 'local', ADMIN_USERS: entries.join(',') });
     const [alice, victor] = config.ADMIN_USERS;
     expect(alice).toMatchObject({ name: 'alice', role: 'admin' });
     expect(victor).toMatchObject({ name: 'victor', role: 'viewer' });

@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { loadServiceConfig } from '@cardpull/config';
 import { ApiKeyGuard, SCOPE_KEY } from './api-key.guard';
 
-const config = loadServiceConfig({ API_KEYS: 'shop:shop-key-0001', LOG_LEVEL: 'silent' });
+const config = loadServiceConfig({ CARDPULL_PROFILE: 'local', API_KEYS: 'shop:shop-key-0001', LOG_LEVEL: 'silent' });
 
 /** A request to a handler annotated with `scope` (none: a route someone forgot to annotate), from `ip`. */
 function context(scope: string | undefined, authorization: string | undefined, ip = '10.0.0.1'): ExecutionContext {
