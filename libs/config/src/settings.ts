@@ -118,6 +118,8 @@ const serviceObject = z.object({
     RATE_LIMIT_WINDOW_MS: timing(60_000, 100),
     /** Unknown API keys allowed from one address per minute; beyond, that address gets 429 for the rest of the minute. */
     AUTH_FAILURES_PER_MINUTE: intSetting(30, 1, 10_000_000),
+    /** `?wait=` requests one client may have under way per API process; beyond, the order is answered at once. */
+    LONG_POLLS_PER_CLIENT: intSetting(50, 0, 100_000),
   });
 
 /** Every service setting's name (documentation checks, the operations page). */

@@ -14,6 +14,9 @@ const idOfCursor = (cursor: string) => {
   return id;
 };
 
+/** Set when `?wait=` was not honoured because the client has LONG_POLLS_PER_CLIENT waits under way: poll again later. */
+export const WAIT_CAPPED_HEADER = 'x-cardpull-wait-capped';
+
 @Controller('v1/orders')
 @UseGuards(ApiKeyGuard, ClientThrottlerGuard)
 @OrdersDocs()
@@ -42,18 +45,20 @@ export class OrdersController {
     const seconds = parseWait(wait);
     const { created, detail } = await this.orders.create(req.apiClient, key, input);
     if (!created) void reply.status(200);
-    const final = await this.orders.waitForTerminal(detail.order.id, req.apiClient.client, seconds, detail);
-    return { order: toOrderView(final, this.vault, req.apiClient.scopes.has('cards:read')) };
+    const waited = await this.orders.waitForTerminal(detail.order.id, req.apiClient.client, seconds, detail);
+    if (waited.capped) void reply.header(WAIT_CAPPED_HEADER, 'true');
+    return { order: toOrderView(waited.detail, this.vault, req.apiClient.scopes.has('cards:read')) };
   }
 
   @Get(':id')
   @RequireScope('orders:read')
   @GetOrderDocs()
-  async get(@Req() req: AuthedRequest, @Param('id') id: string, @Query('wait') wait: unknown) {
+  async get(@Req() req: AuthedRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Query('wait') wait: unknown) {
     const seconds = parseWait(wait);
     const detail = await this.orders.get(id, req.apiClient.client);
-    const final = await this.orders.waitForTerminal(id, req.apiClient.client, seconds, detail);
-    return { order: toOrderView(final, this.vault, req.apiClient.scopes.has('cards:read')) };
+    const waited = await this.orders.waitForTerminal(id, req.apiClient.client, seconds, detail);
+    if (waited.capped) void reply.header(WAIT_CAPPED_HEADER, 'true');
+    return { order: toOrderView(waited.detail, this.vault, req.apiClient.scopes.has('cards:read')) };
   }
 
   @Get()

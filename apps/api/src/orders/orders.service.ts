@@ -16,6 +16,8 @@ export type IntakeResult = { created: boolean; detail: OrderDetail };
  */
 @Injectable()
 export class OrdersService {
+  /** Long-polls under way, per client (this process). */
+  private readonly waiting = new Map<string, number>();
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly repo: OrdersRepository,
@@ -91,18 +93,32 @@ export class OrdersService {
    * Long-poll (`?wait=N`): answers as soon as the order is terminal, or after N seconds with its current
    * state. The pull itself runs in the worker; this only watches the row.
    */
-  async waitForTerminal(orderId: string, client: string, seconds: number, current: OrderDetail): Promise<OrderDetail> {
+  /**
+   * `?wait=`: the order once it is terminal (or needs attention), or as it is when `seconds` run out. At
+   * most LONG_POLLS_PER_CLIENT waits of one client at a time in this process: beyond, the order is answered
+   * at once (`capped`), so one client cannot hold every connection and database round trip of the API.
+   */
+  async waitForTerminal(orderId: string, client: string, seconds: number, current: OrderDetail): Promise<{ detail: OrderDetail; capped: boolean }> {
     const terminal = (s: OrderStatus) => TERMINAL_STATUSES.includes(s) || s === 'needs_attention';
-    if (seconds <= 0 || terminal(current.order.status)) return current;
-    const deadline = Date.now() + seconds * 1000;
-    let interval = 50;
-    while (Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, Math.min(interval, deadline - Date.now())));
-      interval = Math.min(interval * 2, 500);
-      const status = (await this.repo.statuses([orderId])).get(orderId);
-      if (status && terminal(status)) break;
+    if (seconds <= 0 || terminal(current.order.status)) return { detail: current, capped: false };
+    const waiting = this.waiting.get(client) ?? 0;
+    if (waiting >= this.config.LONG_POLLS_PER_CLIENT) return { detail: current, capped: true };
+    this.waiting.set(client, waiting + 1);
+    try {
+      const deadline = Date.now() + seconds * 1000;
+      let interval = 50;
+      while (Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, Math.min(interval, deadline - Date.now())));
+        interval = Math.min(interval * 2, 500);
+        const status = (await this.repo.statuses([orderId])).get(orderId);
+        if (status && terminal(status)) break;
+      }
+    } finally {
+      const left = (this.waiting.get(client) ?? 1) - 1;
+      if (left > 0) this.waiting.set(client, left);
+      else this.waiting.delete(client);
     }
-    return this.get(orderId, client);
+    return { detail: await this.get(orderId, client), capped: false };
   }
 
   private async validate(input: CreateOrderInput): Promise<ApiError | null> {
