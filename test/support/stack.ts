@@ -158,7 +158,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   };
   try {
     if (opts.api !== false) {
-      stack.api = await createHttpApp(ApiModule.forConfig(config, logs), { bodyLimit: 16 * 1024 });
+      stack.api = await createHttpApp(ApiModule.forConfig(config, logs), { bodyLimit: 16 * 1024, trustedProxies: config.TRUSTED_PROXIES });
       await stack.api.listen({ port: 0, host: '127.0.0.1' });
       stack.apiUrl = `http://127.0.0.1:${(stack.api.getHttpServer().address() as AddressInfo).port}`;
     }

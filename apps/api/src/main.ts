@@ -7,7 +7,7 @@ import { setupApiDocs } from './docs/openapi';
 async function main(): Promise<void> {
   const config = loadOrExit(() => loadServiceConfig());
   await preflightOrExit(config, 'api');
-  const app = await createHttpApp(ApiModule.forConfig(config), { bodyLimit: 16 * 1024 });
+  const app = await createHttpApp(ApiModule.forConfig(config), { bodyLimit: 16 * 1024, trustedProxies: config.TRUSTED_PROXIES });
   setupApiDocs(app);
   await app.listen({ port: config.PORT, host: config.HOST });
   const base = `http://${config.HOST}:${config.PORT}`;

@@ -98,6 +98,13 @@ const serviceObject = z.object({
     /** Signs admin session cookies; when unset, a random one per process (sessions end with the process). */
     ADMIN_SESSION_SECRET: z.string().trim().min(16, 'must have at least 16 characters').optional(),
     ADMIN_SESSION_TTL_MS: timing(8 * 3600_000, 60_000),
+    /** An admin session with no request for this long ends (each page renews it). */
+    ADMIN_SESSION_IDLE_MS: timing(30 * 60_000, 10_000),
+    /**
+     * The reverse proxies (addresses or CIDRs, comma-separated) whose X-Forwarded-For and X-Forwarded-Proto
+     * are believed: the client address of the throttles, and the Secure admin cookie behind a TLS proxy.
+     */
+    TRUSTED_PROXIES: z.string().trim().optional().transform((v) => (v ? v.split(',').map((p) => p.trim()).filter(Boolean) : [])),
     /** Default callback URL per client: client=https://... (an order may give its own callback_url). */
     CALLBACK_URLS: z.string().optional().transform((v, ctx) => parseCallbackUrls(v, ctx)),
     /** Per-client secret signing its callbacks: client:secret. A client needs one to receive callbacks. */

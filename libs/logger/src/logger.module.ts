@@ -63,7 +63,7 @@ function correlationIdOf(req: IncomingMessage): string {
  * The Fastify adapter every HTTP app uses: Fastify's request id is the correlation id (the caller's
  * X-Correlation-Id when well-formed, else a UUID), echoed in the response; pino-http reuses it.
  */
-export function createFastifyAdapter(options: { bodyLimit?: number; trustProxy?: boolean } = {}): FastifyAdapter {
+export function createFastifyAdapter(options: { bodyLimit?: number; trustProxy?: boolean | string[] } = {}): FastifyAdapter {
   const adapter = new FastifyAdapter({
     bodyLimit: options.bodyLimit ?? 64 * 1024,
     trustProxy: options.trustProxy ?? false,

@@ -7,6 +7,8 @@ import { EnvelopeExceptionFilter } from './error-handling';
 
 export interface HttpAppOptions {
   bodyLimit?: number;
+  /** TRUSTED_PROXIES: whose X-Forwarded-* headers are believed (none: they are ignored). */
+  trustedProxies?: readonly string[];
 }
 
 /**
@@ -14,7 +16,7 @@ export interface HttpAppOptions {
  * envelope (also Fastify's own), graceful shutdown on SIGTERM/SIGINT. Not listening yet.
  */
 export async function createHttpApp(module: Type | DynamicModule, opts: HttpAppOptions = {}): Promise<NestFastifyApplication> {
-  const adapter = createFastifyAdapter({ bodyLimit: opts.bodyLimit });
+  const adapter = createFastifyAdapter({ bodyLimit: opts.bodyLimit, trustProxy: opts.trustedProxies?.length ? [...opts.trustedProxies] : false });
   const app = await NestFactory.create<NestFastifyApplication>(module, adapter, { bufferLogs: true, abortOnError: false });
   app.useLogger(app.get(Logger));
   app.useGlobalFilters(new EnvelopeExceptionFilter());

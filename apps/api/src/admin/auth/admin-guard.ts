@@ -73,7 +73,12 @@ export function installAdminGuard(instance: FastifyInstance, sessions: AdminSess
       .header('x-content-type-options', 'nosniff')
       .header('referrer-policy', 'same-origin');
     const session = sessions.read(request);
-    if (session) request.adminSession = session;
+    if (session) {
+      request.adminSession = session;
+      // Activity keeps the session alive (ADMIN_SESSION_IDLE_MS); the renewed cookie is sent at most once a minute.
+      const renewed = sessions.renewed(request);
+      if (renewed) sessions.setSessionCookie(request, reply, renewed);
+    }
     if (request.routeOptions.url === LOGIN_PATH) return;
     if (!session) {
       if (wantsHtml(request)) return reply.redirect(`${LOGIN_PATH}?next=${encodeURIComponent(safeNext(request.url))}`, 302);

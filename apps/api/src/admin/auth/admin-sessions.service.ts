@@ -17,6 +17,8 @@ interface SessionClaims {
   r: AdminRole;
   /** expiry, ms since epoch */
   exp: number;
+  /** last activity, ms since epoch: the session ends after ADMIN_SESSION_IDLE_MS without a request */
+  seen: number;
   /** random per login: the CSRF token is derived from it */
   sid: string;
   /** binds the user's ADMIN_USERS entry: a new password or role there ends the user's sessions */
@@ -52,7 +54,9 @@ export function readCookie(header: string | undefined, name: string): string | u
 
 /**
  * Admin sessions: an HMAC-SHA256-signed cookie (ADMIN_SESSION_SECRET, or a random secret per process when
- * unset) carrying user, role and expiry (ADMIN_SESSION_TTL_MS); HttpOnly, SameSite=Strict, Path=/admin.
+ * unset) carrying user, role, expiry (ADMIN_SESSION_TTL_MS) and last activity (a session idle for
+ * ADMIN_SESSION_IDLE_MS ends; the guard renews it at most once a minute); HttpOnly, SameSite=Strict,
+ * Path=/admin, Secure over TLS.
  * Every signature is bound to its purpose (session, csrf, flash), so one can never stand in for another.
  */
 @Injectable()
@@ -65,15 +69,25 @@ export class AdminSessions {
 
   /** A new session for a user whose password was just checked; `now` is a parameter for tests. */
   issue(user: AdminUser, now = Date.now()): { cookie: string; session: AdminSession } {
-    const claims: SessionClaims = { u: user.name, r: user.role, exp: now + this.config.ADMIN_SESSION_TTL_MS, sid: randomBytes(16).toString('base64url'), k: this.binding(user) };
+    const claims: SessionClaims = { u: user.name, r: user.role, exp: now + this.config.ADMIN_SESSION_TTL_MS, seen: now, sid: randomBytes(16).toString('base64url'), k: this.binding(user) };
     return { cookie: this.seal('session', claims), session: this.toSession(claims) };
+  }
+
+  /**
+   * The session's cookie with its activity moved to `now`, or null when it was renewed less than a minute
+   * ago (no new cookie on every request). Its expiry (ADMIN_SESSION_TTL_MS from login) never moves.
+   */
+  renewed(request: { headers: { cookie?: string } }, now = Date.now()): string | null {
+    const claims = this.open<SessionClaims>('session', readCookie(request.headers.cookie, SESSION_COOKIE));
+    if (!claims || now - claims.seen < 60_000) return null;
+    return this.seal('session', { ...claims, seen: now });
   }
 
   /** The request's session, or null (no cookie, bad signature, expired, user gone or changed). */
   read(request: { headers: { cookie?: string } }, now = Date.now()): AdminSession | null {
     const claims = this.open<SessionClaims>('session', readCookie(request.headers.cookie, SESSION_COOKIE));
-    if (!claims || typeof claims.u !== 'string' || typeof claims.exp !== 'number' || typeof claims.sid !== 'string') return null;
-    if (claims.exp <= now) return null;
+    if (!claims || typeof claims.u !== 'string' || typeof claims.exp !== 'number' || typeof claims.seen !== 'number' || typeof claims.sid !== 'string') return null;
+    if (claims.exp <= now || now - claims.seen > this.config.ADMIN_SESSION_IDLE_MS) return null;
     const user = this.config.ADMIN_USERS.find((u) => u.name === claims.u);
     if (!user || user.role !== claims.r || !safeEqual(this.binding(user), claims.k)) return null;
     return this.toSession(claims);
@@ -142,7 +156,8 @@ export class AdminSessions {
   }
 
   private setCookie(request: FastifyRequest, reply: FastifyReply, name: string, value: string, maxAgeMs: number): void {
-    // Secure whenever the request came over TLS; behind a TLS-terminating proxy the cookie is still HttpOnly and SameSite=Strict.
+    // Secure whenever the request came over TLS, also through a TLS-terminating proxy listed in
+    // TRUSTED_PROXIES (Fastify then reads the protocol from its X-Forwarded-Proto).
     const secure = request.protocol === 'https' ? '; Secure' : '';
     void reply.header('set-cookie', `${name}=${value}; Path=${COOKIE_PATH}; HttpOnly; SameSite=Strict; Max-Age=${Math.floor(maxAgeMs / 1000)}${secure}`);
   }
