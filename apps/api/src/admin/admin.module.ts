@@ -8,6 +8,7 @@ import { AdminAuthController } from './auth/admin-auth.controller';
 import { installAdminGuard } from './auth/admin-guard';
 import { AdminLogin } from './auth/admin-login.service';
 import { AdminSessions } from './auth/admin-sessions.service';
+import { RevokedSessionsRepository } from './auth/revoked-sessions.repository';
 import { mountJobDashboard } from './job-dashboard';
 import { OperationsController } from './operations/operations.controller';
 import { OperationsService } from './operations/operations.service';
@@ -25,13 +26,14 @@ import { OrderInspector } from './orders/order-inspector.service';
 @Module({
   imports: [OrdersCoreModule, CatalogModule],
   controllers: [AdminAuthController, OperationsController],
-  providers: [AdminSessions, AdminLogin, OperationsService, PartnerPanel, OrderInspector, AdminActions],
+  providers: [AdminSessions, RevokedSessionsRepository, AdminLogin, OperationsService, PartnerPanel, OrderInspector, AdminActions],
 })
 export class AdminModule implements OnModuleInit {
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly adapterHost: HttpAdapterHost,
     private readonly sessions: AdminSessions,
+    private readonly revoked: RevokedSessionsRepository,
     private readonly orderQueue: OrderQueue,
     private readonly callbackQueue: CallbackQueue,
   ) {}
@@ -40,7 +42,7 @@ export class AdminModule implements OnModuleInit {
   onModuleInit(): void {
     const instance = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
     if (!instance) return; // an application context without HTTP (nothing to guard)
-    installAdminGuard(instance, this.sessions);
+    installAdminGuard(instance, this.sessions, this.revoked);
     mountJobDashboard(instance, [this.orderQueue.queue, this.callbackQueue.queue], this.sessions, this.config.ADMIN_READ_ONLY);
   }
 }

@@ -6,6 +6,7 @@ import { field, sendPage, Session } from '../admin-http';
 import { loginView } from '../views/login.view';
 import { LOGIN_PATH, crossSite, safeNext } from './admin-guard';
 import { AdminLogin } from './admin-login.service';
+import { RevokedSessionsRepository } from './revoked-sessions.repository';
 import { AdminSessions, type AdminRequest, type AdminSession } from './admin-sessions.service';
 
 /** Logging in and out of the operations surface (ADMIN_USERS; API keys never open it). */
@@ -15,6 +16,7 @@ export class AdminAuthController {
   constructor(
     private readonly login: AdminLogin,
     private readonly sessions: AdminSessions,
+    private readonly revoked: RevokedSessionsRepository,
   ) {}
 
   @Get('login')
@@ -40,8 +42,10 @@ export class AdminAuthController {
   }
 
   @Post('logout')
-  logout(@Req() req: AdminRequest, @Res() reply: FastifyReply, @Session() session: AdminSession, @Body() body: unknown) {
+  async logout(@Req() req: AdminRequest, @Res() reply: FastifyReply, @Session() session: AdminSession, @Body() body: unknown) {
     if (!this.sessions.csrfValid(session, field(body, 'csrf'))) throw new ApiError(403, 'csrf_token_invalid', 'Missing or wrong CSRF token: reload the page and try again');
+    // Ended on the server too: a copy of the cookie is refused from now on.
+    await this.revoked.revoke(session.id, session.expiresAt);
     this.sessions.clearSessionCookie(req, reply);
     return reply.redirect(LOGIN_PATH, 303);
   }

@@ -1,6 +1,7 @@
 import { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { envelope } from '@cardpull/platform';
 import type { AdminRequest, AdminSessions } from './admin-sessions.service';
+import type { RevokedSessionsRepository } from './revoked-sessions.repository';
 
 export const ADMIN_HOME = '/admin';
 export const LOGIN_PATH = '/admin/login';
@@ -64,7 +65,7 @@ function refuse(reply: FastifyReply, status: number, code: string, message: stri
  * with ADMIN_READ_ONLY) get 403 for dashboard actions. Must be installed before the dashboard is mounted
  * (Fastify copies hooks into a plugin's context when it loads).
  */
-export function installAdminGuard(instance: FastifyInstance, sessions: AdminSessions): void {
+export function installAdminGuard(instance: FastifyInstance, sessions: AdminSessions, revoked: RevokedSessionsRepository): void {
   instance.addHook('onRequest', async (request: AdminRequest, reply) => {
     if (!isAdminRequest(request)) return;
     void reply
@@ -72,7 +73,9 @@ export function installAdminGuard(instance: FastifyInstance, sessions: AdminSess
       .header('x-frame-options', 'DENY')
       .header('x-content-type-options', 'nosniff')
       .header('referrer-policy', 'same-origin');
-    const session = sessions.read(request);
+    const signed = sessions.read(request);
+    // A session ended by a logout is refused, in every API process (its cookie may have been copied).
+    const session = signed && !(await revoked.isRevoked(signed.id)) ? signed : null;
     if (session) {
       request.adminSession = session;
       // Activity keeps the session alive (ADMIN_SESSION_IDLE_MS); the renewed cookie is sent at most once a minute.

@@ -27,6 +27,8 @@ interface SessionClaims {
 
 /** A valid session, as the hook attaches it to the request. */
 export interface AdminSession {
+  /** The session's id (random per login): what a logout revokes. */
+  id: string;
   user: string;
   role: AdminRole;
   expiresAt: Date;
@@ -122,6 +124,7 @@ export class AdminSessions {
 
   private toSession(claims: SessionClaims): AdminSession {
     return {
+      id: claims.sid,
       user: claims.u,
       role: claims.r,
       expiresAt: new Date(claims.exp),
