@@ -36,12 +36,15 @@ export interface OrderView {
 
 export interface CardView {
   id: string;
-  code: string;
+  /** Null only when the card cannot be opened (`unreadable` says why). */
+  code: string | null;
   pin_code: string | null;
   expire_at: string | null;
   amount: number;
   gift_card_code: string;
   pdf_url: string | null;
+  /** Present when the card's key is not in CARD_ENCRYPTION_KEYS (or its seal is broken): why, and what to do. */
+  unreadable?: string;
 }
 
 /** Everything but the last four characters, so a support agent can match a card without seeing it. */
@@ -52,17 +55,22 @@ const mask = (secret: string): string => (secret.length <= 4 ? '****' : `${'*'.r
  * callers with cards:read (invariant 7); the others see them masked.
  */
 export function toCardView(card: CardRow, vault: Vault, canReadCards: boolean): CardView {
-  const code = vault.open({ keyId: card.keyId, blob: card.codeEnc }, cardContext(card.id, 'code'));
-  const pin = card.pinEnc ? vault.open({ keyId: card.keyId, blob: card.pinEnc }, cardContext(card.id, 'pin')) : null;
+  const plain = { id: card.partnerCardId, expire_at: card.expireAt?.toISOString() ?? null, amount: card.amount, gift_card_code: card.giftCardCode };
+  if (!vault.canOpen(card.keyId)) {
+    // A fault to show, not a crash: the key was removed from CARD_ENCRYPTION_KEYS before vault:reencrypt ran.
+    const unreadable = `sealed with key "${card.keyId}", which is not in CARD_ENCRYPTION_KEYS: put it back (after the new one) and run npm run vault:reencrypt`;
+    return { ...plain, code: null, pin_code: null, pdf_url: null, unreadable };
+  }
+  const open = (blob: Buffer, field: 'code' | 'pin' | 'pdf') => vault.open({ keyId: card.keyId, blob }, cardContext(card.id, field));
+  const code = open(card.codeEnc, 'code');
+  // A masked view shows no part of the PIN: it is not even decrypted.
+  const pin = !card.pinEnc ? null : canReadCards ? open(card.pinEnc, 'pin') : '****';
   // Sealed since pdf_enc; a row from before still has it in clear (until vault:reencrypt seals it).
-  const pdf = card.pdfEnc ? vault.open({ keyId: card.keyId, blob: card.pdfEnc }, cardContext(card.id, 'pdf')) : card.pdfUrl;
+  const pdf = card.pdfEnc ? open(card.pdfEnc, 'pdf') : card.pdfUrl;
   return {
-    id: card.partnerCardId,
+    ...plain,
     code: canReadCards ? code : mask(code),
-    pin_code: pin === null ? null : canReadCards ? pin : '****',
-    expire_at: card.expireAt?.toISOString() ?? null,
-    amount: card.amount,
-    gift_card_code: card.giftCardCode,
+    pin_code: pin,
     pdf_url: pdf === null ? null : canReadCards ? pdf : mask(pdf),
   };
 }

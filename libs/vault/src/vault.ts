@@ -36,6 +36,11 @@ export class Vault {
     return { keyId: this.activeKeyId, blob: Buffer.concat([Buffer.from([VERSION]), nonce, ciphertext, cipher.getAuthTag()]) };
   }
 
+  /** Whether a value sealed with `keyId` can be opened (the key is still listed). */
+  canOpen(keyId: string): boolean {
+    return this.keys.has(keyId);
+  }
+
   open(sealed: Sealed, context: string): string {
     const key = this.keys.get(sealed.keyId);
     if (!key) throw new Error(`no key "${sealed.keyId}" in CARD_ENCRYPTION_KEYS to open this card`);

@@ -28,12 +28,13 @@ export const attemptSchema = z.strictObject({
 
 export const orderCardSchema = z.strictObject({
   id: z.string().meta({ description: "The partner's card id" }),
-  code: z.string().meta({ description: 'The card code; masked (all but the last 4 characters) without the cards:read scope' }),
+  code: z.string().nullable().meta({ description: 'The card code; masked (all but the last 4 characters) without the cards:read scope; null only when the card is unreadable' }),
   pin_code: z.string().nullable().meta({ description: 'The PIN; "****" without the cards:read scope; null when the card has none' }),
   expire_at: z.iso.datetime().nullable(),
   amount: z.number(),
   gift_card_code: z.string(),
-  pdf_url: z.string().nullable(),
+  pdf_url: z.string().nullable().meta({ description: 'The link to the card as a PDF (it opens the card); masked like the code without the cards:read scope' }),
+  unreadable: z.string().optional().meta({ description: "Only when the card cannot be opened: its key is not in CARD_ENCRYPTION_KEYS; says what to do. The card is the partner's and is kept" }),
 });
 
 export const otherCardSchema = orderCardSchema.extend({
