@@ -34,3 +34,22 @@ export function parseCallbackHosts(raw: string | undefined, ctx: z.RefinementCtx
   const lists = parseClientMap(raw, ctx, '=', (v) => v.split('|').every((h) => /^(\*\.)?[a-z0-9.-]+$/i.test(h)), 'client=host|*.domain');
   return new Map([...lists].map(([client, hosts]) => [client, hosts.split('|').map((h) => h.toLowerCase())]));
 }
+
+export interface SpendLimit {
+  /** Largest face value of one order, in minor units (null: no limit). */
+  maxOrder: number | null;
+  /** Total face value of one day's orders (UTC), in minor units (null: no limit). */
+  perDay: number | null;
+}
+
+/** SPEND_LIMITS: comma-separated `client=<largest order>/<per day>` in minor units; either side may be empty (no limit). */
+export function parseSpendLimits(raw: string | undefined, ctx: z.RefinementCtx): Map<string, SpendLimit> {
+  const amount = (v: string) => v === '' || /^\d{1,15}$/.test(v);
+  const entries = parseClientMap(raw, ctx, '=', (v) => /^[^/]*\/[^/]*$/.test(v) && v.split('/').every(amount) && v !== '/', 'client=<largest order>/<per day> (minor units; one side may be empty)');
+  return new Map(
+    [...entries].map(([client, v]) => {
+      const [maxOrder, perDay] = v.split('/') as [string, string];
+      return [client, { maxOrder: maxOrder === '' ? null : Number(maxOrder), perDay: perDay === '' ? null : Number(perDay) }];
+    }),
+  );
+}

@@ -4,7 +4,7 @@ import { amountSetting, boolSetting, enumSetting, hexKeySetting, intSetting, opt
 import { parseApiKeys, type ApiClient } from './api-keys';
 import { parseEncryptionKeys, type EncryptionKey } from './encryption-keys';
 import { parseAdminUsers } from './admin-users';
-import { parseCallbackHosts, parseCallbackSecrets, parseCallbackUrls } from './callbacks';
+import { parseCallbackHosts, parseCallbackSecrets, parseCallbackUrls, parseSpendLimits } from './callbacks';
 import { callbackUrlProblem } from './callback-target';
 import { LOCAL_DEFAULTS, REQUIRED_OUTSIDE_LOCAL, withProfileDefaults } from './defaults';
 import { checkEnvironment } from './environment';
@@ -127,6 +127,8 @@ const serviceObject = z.object({
     AUTH_FAILURES_PER_MINUTE: intSetting(30, 1, 10_000_000),
     /** `?wait=` requests one client may have under way per API process; beyond, the order is answered at once. */
     LONG_POLLS_PER_CLIENT: intSetting(50, 0, 100_000),
+    /** Per-client spend guard: client=<largest order>/<per day>, minor units (422 spend_limit_exceeded beyond). */
+    SPEND_LIMITS: z.string().optional().transform((v, ctx) => parseSpendLimits(v, ctx)),
   });
 
 /** Every service setting's name (documentation checks, the operations page). */

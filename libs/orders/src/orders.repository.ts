@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Pool } from 'pg';
-import { PG_POOL, type OrderStatus, type PullMode } from '@cardpull/db';
+import type { Pool, PoolClient } from 'pg';
+import { PG_POOL, withTransaction, type OrderStatus, type PullMode } from '@cardpull/db';
 import { newRequestId, uuidv7 } from './ids';
 import { prepared } from './prepared';
 import { TurnBatch } from './turn-batch';
@@ -25,6 +25,8 @@ export interface NewOrder {
   callbackUrl?: string | null;
   /** Whether the API key creating the order has cards:read (its callbacks may then carry the card's secrets). */
   callbackSecrets: boolean;
+  /** The client's daily spend limit (SPEND_LIMITS), in minor units: the order is recorded only under it. */
+  dailyLimit?: number | null;
 }
 
 export type CreateResult =
@@ -48,6 +50,18 @@ export interface ListFilter {
   /** Exclusive upper bound of ids (ids are UUID v7, so this pages from newest to oldest). */
   beforeId?: string;
   limit: number;
+}
+
+type Queryable = Pick<Pool | PoolClient, 'query'>;
+
+/** An order over its client's daily spend limit (SPEND_LIMITS): nothing was recorded. */
+export class SpendLimitExceeded extends Error {
+  constructor(
+    readonly spentToday: number,
+    readonly limit: number,
+  ) {
+    super(`the client's orders of today (UTC) come to ${spentToday} of its limit ${limit}`);
+  }
 }
 
 /** At most this many orders in one intake statement (a batch is flushed earlier at the end of the event-loop turn). */
@@ -103,6 +117,7 @@ export class OrdersRepository {
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
   async create(input: NewOrder): Promise<CreateResult> {
+    if (input.dailyLimit != null) return this.createUnderLimit(input, input.dailyLimit);
     const id = uuidv7();
     const requestId = newRequestId();
     const row = await new Promise<OrderRow | null>((resolve, reject) => this.intake.push({ id, requestId, input, resolve, reject }));
@@ -130,7 +145,32 @@ export class OrdersRepository {
     }
   }
 
-  private async insert(items: IntakeItem[]): Promise<Map<string, OrderRow>> {
+  /**
+   * The spend guard: the client's total of the day (UTC) is locked, checked and raised in the transaction
+   * that records the order, so concurrent orders of the client wait for each other and cannot both slip
+   * under the limit. A replay of an order already recorded spends nothing. Only clients with a limit pay for
+   * this (one transaction per order instead of the batched statement).
+   */
+  private createUnderLimit(input: NewOrder, limit: number): Promise<CreateResult> {
+    return withTransaction(this.pool, async (tx) => {
+      const { rows: spend } = await tx.query<{ total: string }>(
+        `INSERT INTO client_spend (client, day) VALUES ($1, (now() AT TIME ZONE 'UTC')::date)
+         ON CONFLICT (client, day) DO UPDATE SET total = client_spend.total RETURNING total`,
+        [input.client],
+      );
+      const existing = await this.findByKey(input.client, input.idempotencyKey, tx);
+      if (existing) return existing.requestHash === input.requestHash ? { kind: 'replay', order: existing } : { kind: 'conflict', order: existing };
+      const spentToday = Number(spend[0]!.total);
+      if (spentToday + input.amount > limit) throw new SpendLimitExceeded(spentToday, limit);
+      const id = uuidv7();
+      const requestId = newRequestId();
+      const rows = await this.insert([{ id, requestId, input, resolve: () => undefined, reject: () => undefined }], tx);
+      await tx.query(`UPDATE client_spend SET total = total + $2 WHERE client = $1 AND day = (now() AT TIME ZONE 'UTC')::date`, [input.client, input.amount]);
+      return { kind: 'created', order: rows.get(id)!, requestId };
+    });
+  }
+
+  private async insert(items: IntakeItem[], db: Queryable = this.pool): Promise<Map<string, OrderRow>> {
     const input = items.map(({ id, requestId, input: o }) => ({
       id,
       client: o.client,
@@ -146,12 +186,12 @@ export class OrdersRepository {
       callback_url: o.callbackUrl ?? null,
       callback_secrets: o.callbackSecrets,
     }));
-    const { rows } = await this.pool.query<OrderRow>(prepared(INTAKE_SQL, [JSON.stringify(input)]));
+    const { rows } = await db.query<OrderRow>(prepared(INTAKE_SQL, [JSON.stringify(input)]));
     return new Map(rows.map((r) => [r.id, r]));
   }
 
-  async findByKey(client: string, idempotencyKey: string): Promise<OrderRow | null> {
-    const { rows } = await this.pool.query<OrderRow>(
+  async findByKey(client: string, idempotencyKey: string, db: Queryable = this.pool): Promise<OrderRow | null> {
+    const { rows } = await db.query<OrderRow>(
       `SELECT ${ORDER_COLUMNS} FROM orders o WHERE o.client = $1 AND o.idempotency_key = $2`,
       [client, idempotencyKey],
     );

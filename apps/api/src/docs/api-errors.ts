@@ -64,6 +64,11 @@ export const API_ERRORS = {
     when: 'callback_url was given but the client has no CALLBACK_SECRETS entry to sign its callbacks',
     example: 'Client shop has no callback secret (CALLBACK_SECRETS): its callbacks could not be signed',
   },
+  spend_limit_exceeded: {
+    status: 422,
+    when: "The order is above the client's largest order, or would take the client's orders of the day (UTC) above its daily limit (SPEND_LIMITS); the message gives the limit and what remains",
+    example: "This client's orders of today (UTC) come to 1990000 of its daily limit 2000000 (SPEND_LIMITS): 10000 remains, less than 25000",
+  },
   callback_url_refused: {
     status: 422,
     when: 'callback_url is not allowed: outside local runs it must be https and must not name a loopback, private or link-local address; a client with CALLBACK_ALLOWED_HOSTS may name only those hosts',

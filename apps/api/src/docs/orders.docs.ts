@@ -78,6 +78,7 @@ export const CreateOrderDocs = () =>
       'invalid_amount',
       'callback_not_configured',
       'callback_url_refused',
+      'spend_limit_exceeded',
     ),
   );
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_CONFIG, callbackRules, callbackUrlProblem, type ApiClient, type ServiceConfig } from '@cardpull/config';
 import type { OrderStatus } from '@cardpull/db';
-import { AfterCommit, OrdersRepository, TERMINAL_STATUSES, requestHash, type OrderDetail } from '@cardpull/orders';
+import { AfterCommit, OrdersRepository, SpendLimitExceeded, TERMINAL_STATUSES, requestHash, type OrderDetail } from '@cardpull/orders';
 import { checkAmount } from '@cardpull/partner-client';
 import { ApiError } from '@cardpull/platform';
 import { CatalogService } from '../catalog/catalog.service';
@@ -39,7 +39,12 @@ export class OrdersService {
     if (input.callback_url && !this.config.CALLBACK_SECRETS.has(client.client)) {
       throw new ApiError(422, 'callback_not_configured', `Client ${client.client} has no callback secret (CALLBACK_SECRETS): its callbacks could not be signed`);
     }
-    const result = await this.repo.create({
+    const limits = this.config.SPEND_LIMITS.get(client.client);
+    if (limits?.maxOrder != null && input.amount > limits.maxOrder) {
+      throw new ApiError(422, 'spend_limit_exceeded', `The amount ${input.amount} is above this client's largest order (${limits.maxOrder}, SPEND_LIMITS)`);
+    }
+    const newOrder = {
+      dailyLimit: limits?.perDay ?? null,
       callbackUrl: input.callback_url ?? this.config.CALLBACK_URLS.get(client.client) ?? null,
       // Decided by the key creating the order, not by its client's other keys (docs/SECURITY.md).
       callbackSecrets: client.scopes.has('cards:read'),
@@ -50,6 +55,11 @@ export class OrdersService {
       giftCardCode: input.gift_card_code,
       amount: input.amount,
       metadata: input.metadata,
+    };
+    const result = await this.repo.create(newOrder).catch((error: unknown) => {
+      if (!(error instanceof SpendLimitExceeded)) throw error;
+      const remaining = Math.max(0, error.limit - error.spentToday);
+      throw new ApiError(422, 'spend_limit_exceeded', `This client's orders of today (UTC) come to ${error.spentToday} of its daily limit ${error.limit} (SPEND_LIMITS): ${remaining} remains, less than ${input.amount}`);
     });
     if (result.kind !== 'created') return this.replayOrConflict(result.kind === 'replay', result.order.id, client.client);
     const { order } = result;

@@ -55,6 +55,14 @@ export class OperationsRepository {
     return { surplus: of('surplus'), mismatch: of('mismatch') };
   }
 
+  /** Face value ordered today (UTC) per client (the spend guard's totals). */
+  async spendToday(): Promise<Map<string, number>> {
+    const { rows } = await this.pool.query<{ client: string; total: string }>(
+      `SELECT client, total FROM client_spend WHERE day = (now() AT TIME ZONE 'UTC')::date`,
+    );
+    return new Map(rows.map((r) => [r.client, Number(r.total)]));
+  }
+
   async recent(limit: number): Promise<OrderSummary[]> {
     const { rows } = await this.pool.query<OrderSummary>(`SELECT ${SUMMARY_COLUMNS} FROM orders o ORDER BY o.id DESC LIMIT $1`, [limit]);
     return rows;

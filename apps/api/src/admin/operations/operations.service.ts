@@ -20,6 +20,8 @@ export interface OperationsModel {
   extraCardCounts: ExtraCardCounts;
   recent: OrderSummary[];
   partner: PartnerPanelModel;
+  /** Each client with a spend limit (SPEND_LIMITS): what it ordered today (UTC) against its limits. */
+  spend: { client: string; today: number; perDay: number | null; maxOrder: number | null }[];
   /** ADMIN_USERS still has a plain-text password (fine locally; refused with PARTNER_ENV=production). */
   plainPasswords: boolean;
 }
@@ -34,7 +36,14 @@ export class OperationsService {
   ) {}
 
   async overview(): Promise<OperationsModel> {
-    const [counts, attention, extra, recent, partner] = await Promise.all([this.counts(), this.attention(), this.extraCards(), this.recent(), this.partnerPanel.build()]);
+    const [counts, attention, extra, recent, partner, spent] = await Promise.all([
+      this.counts(),
+      this.attention(),
+      this.extraCards(),
+      this.recent(),
+      this.partnerPanel.build(),
+      this.config.SPEND_LIMITS.size ? this.reads.spendToday() : Promise.resolve(new Map<string, number>()),
+    ]);
     return {
       counts,
       total: counts.reduce((sum, c) => sum + c.count, 0),
@@ -43,6 +52,7 @@ export class OperationsService {
       extraCardCounts: extra.counts,
       recent,
       partner,
+      spend: [...this.config.SPEND_LIMITS].map(([client, l]) => ({ client, today: spent.get(client) ?? 0, perDay: l.perDay, maxOrder: l.maxOrder })),
       plainPasswords: this.config.ADMIN_USERS.some(isPlainPassword),
     };
   }

@@ -107,6 +107,17 @@ function partner(p: PartnerPanelModel): Html {
 </section>`;
 }
 
+function spend(model: OperationsModel): Html {
+  if (!model.spend.length) return html``;
+  const limit = (n: number | null) => (n === null ? html`<span class="muted">none</span>` : html`${n}`);
+  return html`<section class="card" id="spend" aria-label="Spend today">
+  <h2>Spend today <span class="muted">(UTC, SPEND_LIMITS)</span></h2>
+  <table><thead><tr><th>Client</th><th>Ordered today</th><th>Daily limit</th><th>Remaining</th><th>Largest order</th></tr></thead><tbody>
+  ${model.spend.map((s) => html`<tr><td>${s.client}</td><td>${s.today}</td><td>${limit(s.perDay)}</td><td>${s.perDay === null ? '' : Math.max(0, s.perDay - s.today)}</td><td>${limit(s.maxOrder)}</td></tr>`)}
+  </tbody></table>
+</section>`;
+}
+
 /** /admin: where an operator starts: what is stuck, what the partner says, where to look next. */
 export function operationsView(model: OperationsModel, ctx: PageContext & { session: AdminSession }): Html {
   return page(
@@ -121,6 +132,7 @@ export function operationsView(model: OperationsModel, ctx: PageContext & { sess
     <section class="card" aria-label="Recent orders"><h2>Recent orders</h2>${model.recent.length ? ordersTable(model.recent) : html`<p class="muted">No orders yet.</p>`}</section>
   </div>
   <div>${partner(model.partner)}
+    ${spend(model)}
     <section class="card"><h2>Jobs</h2><p>Queues <b>orders</b> and <b>callbacks</b>: <a href="/admin/queues">open the job dashboard</a>. Redis holds only triggers; every order is in Postgres.</p></section>
   </div>
 </div>`,
