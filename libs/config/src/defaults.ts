@@ -1,3 +1,5 @@
+import { ConfigError } from './config-error';
+
 /**
  * The public development values: with CARDPULL_PROFILE=local (which `npm start`, the tests and the
  * benchmarks set) and nothing else set, the service talks to the simulator on 127.0.0.1:4010 with the
@@ -17,6 +19,31 @@ export const LOCAL_DEFAULTS = {
 /** The profile whose public development defaults apply: only `local`. */
 export const LOCAL_PROFILE = 'local';
 export const REQUIRED_OUTSIDE_LOCAL = 'is required (its public development default applies only with CARDPULL_PROFILE=local)';
+
+/**
+ * CARD_ENCRYPTION_KEYS_FILE: the vault keys read from a file (same format as CARD_ENCRYPTION_KEYS, one entry
+ * per line or comma-separated) instead of an environment variable, which every child process and crash dump
+ * would see. The file is where a secret manager mounts them, or where a start-up step writes the data keys
+ * it unwrapped with a KMS (envelope encryption: the KMS key never leaves the KMS). Both set: refused.
+ */
+export function withKeyFile(env: Record<string, string | undefined>, read: (path: string) => string): Record<string, string | undefined> {
+  const path = env.CARD_ENCRYPTION_KEYS_FILE?.trim();
+  if (!path) return env;
+  const refuse = (message: string) => new ConfigError([{ setting: 'CARD_ENCRYPTION_KEYS_FILE', message }]);
+  if (env.CARD_ENCRYPTION_KEYS?.trim()) throw refuse('is set together with CARD_ENCRYPTION_KEYS: keep one');
+  let text: string;
+  try {
+    text = read(path);
+  } catch (error) {
+    throw refuse(`cannot read ${path} (${(error as Error).message})`);
+  }
+  const keys = text
+    .split(/[\n,]/)
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'))
+    .join(',');
+  return { ...env, CARD_ENCRYPTION_KEYS: keys };
+}
 
 /** `env` with the public development values filled in where unset, when (and only when) CARDPULL_PROFILE=local. */
 export function withProfileDefaults(env: Record<string, string | undefined>): Record<string, string | undefined> {

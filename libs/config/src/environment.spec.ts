@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, hashAdminPassword, loadServiceConfig, verifyAdminPassword } from './index';
 
 const PROD = {
@@ -89,6 +92,26 @@ describe('fail closed: the public development values only in CARDPULL_PROFILE=lo
     const local = loadServiceConfig(LOCAL);
     expect([local.PARTNER_API_KEY, local.API_KEYS[0]?.key, local.ADMIN_USERS[0]?.name]).toEqual(['sim-api-key', 'local-dev-key', 'admin']);
     expect(settingsRefused({ ...PROD, ...LOCAL })).toEqual(['CARDPULL_PROFILE']);
+  });
+});
+
+describe('CARD_ENCRYPTION_KEYS_FILE: the vault keys from a file (a secret manager mount, KMS-unwrapped data keys)', () => {
+  const file = (text: string) => {
+    const path = join(mkdtempSync(join(tmpdir(), 'keys-')), 'keys');
+    writeFileSync(path, text);
+    return path;
+  };
+  const { CARD_ENCRYPTION_KEYS: _inline, ...WITHOUT_KEYS } = PROD;
+
+  it('reads one key per line (comments skipped); the first seals', () => {
+    const k2 = Buffer.alloc(32, 9).toString('base64');
+    const config = loadServiceConfig({ ...WITHOUT_KEYS, CARD_ENCRYPTION_KEYS_FILE: file(`# rotated 2026-11\nk2:${k2}\n${PROD.CARD_ENCRYPTION_KEYS}\n`) });
+    expect(config.CARD_ENCRYPTION_KEYS.map((k) => k.id)).toEqual(['k2', 'k1']);
+  });
+
+  it('a missing file, or both settings at once, stops start-up naming CARD_ENCRYPTION_KEYS_FILE', () => {
+    expect(settingsRefused({ ...WITHOUT_KEYS, CARD_ENCRYPTION_KEYS_FILE: '/nonexistent/keys' })).toEqual(['CARD_ENCRYPTION_KEYS_FILE']);
+    expect(settingsRefused({ ...PROD, CARD_ENCRYPTION_KEYS_FILE: file(PROD.CARD_ENCRYPTION_KEYS) })).toEqual(['CARD_ENCRYPTION_KEYS_FILE']);
   });
 });
 

@@ -6,7 +6,8 @@ import { parseEncryptionKeys, type EncryptionKey } from './encryption-keys';
 import { parseAdminUsers } from './admin-users';
 import { parseCallbackHosts, parseCallbackSecrets, parseCallbackUrls, parseSpendLimits } from './callbacks';
 import { callbackUrlProblem } from './callback-target';
-import { LOCAL_DEFAULTS, REQUIRED_OUTSIDE_LOCAL, withProfileDefaults } from './defaults';
+import { readFileSync } from 'node:fs';
+import { LOCAL_DEFAULTS, REQUIRED_OUTSIDE_LOCAL, withKeyFile, withProfileDefaults } from './defaults';
 import { checkEnvironment } from './environment';
 
 export { LOCAL_DEFAULTS } from './defaults';
@@ -40,6 +41,8 @@ const serviceObject = z.object({
     PARTNER_SHARED_KEY: requiredHexKey(REQUIRED_OUTSIDE_LOCAL),
     /** `example`: verb+url+payload+identifier+timestamp (the spec's worked example); `formula`: without the identifier. */
     PARTNER_SIGNATURE_FORM: enumSetting(['example', 'formula'], 'example'),
+    /** A file holding CARD_ENCRYPTION_KEYS (one entry per line): a secret manager's mount, or the data keys a KMS unwrapped at start. */
+    CARD_ENCRYPTION_KEYS_FILE: z.string().optional(),
     CARD_ENCRYPTION_KEYS: requiredText(REQUIRED_OUTSIDE_LOCAL, 100_000).transform((v, ctx) =>
       parseEncryptionKeys(v, ctx),
     ),
@@ -215,7 +218,7 @@ export type SimConfig = z.output<typeof simSchema>;
 export const SIM_SETTING_NAMES = Object.keys(simSchema.shape);
 
 export const loadServiceConfig = (env: Record<string, string | undefined> = process.env): ServiceConfig =>
-  parseSettings(serviceSchema, withProfileDefaults(env));
+  parseSettings(serviceSchema, withProfileDefaults(withKeyFile(env, (path) => readFileSync(path, 'utf8'))));
 
 export const loadSimConfig = (env: Record<string, string | undefined> = process.env): SimConfig =>
   parseSettings(simSchema, env);
