@@ -58,8 +58,8 @@ async function process_(job: Job<OrderJobData>): Promise<string> {
   if (out.kind !== 'success') throw new Error(`partner answered ${out.kind}: ${out.message}`);
   const card = out.value;
   const id = randomUUID();
-  const code = vault.seal(card.code, cardContext(id, 'code'));
-  const pin = card.pin_code ? vault.seal(card.pin_code, cardContext(id, 'pin')) : null;
+  const code = vault.seal(card.code, cardContext(id, 'code', job.data.orderId));
+  const pin = card.pin_code ? vault.seal(card.pin_code, cardContext(id, 'pin', job.data.orderId)) : null;
   await pool.query(COMPLETE, [
     id,
     job.data.orderId,

@@ -33,10 +33,10 @@ describe('card vault key rotation: a command re-encrypts every card with the act
       const { rows: cards } = await pool.query('SELECT c.id, c.key_id, c.code_enc, c.pin_enc, c.pdf_enc, c.pdf_url, c.order_id FROM cards c');
       for (const c of cards) {
         const original = before.find((o) => o.id === c.order_id)!.card;
-        expect(onlyNew.open({ keyId: c.key_id, blob: c.code_enc }, `card/${c.id}/code`)).toBe(original.code);
-        expect(onlyNew.open({ keyId: c.key_id, blob: c.pin_enc }, `card/${c.id}/pin`)).toBe(original.pin_code);
+        expect(onlyNew.open({ keyId: c.key_id, blob: c.code_enc }, `card/${c.id}/code/order/${c.order_id}`)).toBe(original.code);
+        expect(onlyNew.open({ keyId: c.key_id, blob: c.pin_enc }, `card/${c.id}/pin/order/${c.order_id}`)).toBe(original.pin_code);
         // The PDF link too, the legacy one included: sealed, and no longer in clear.
-        expect([c.pdf_url, onlyNew.open({ keyId: c.key_id, blob: c.pdf_enc }, `card/${c.id}/pdf`)]).toEqual([null, original.pdf_url]);
+        expect([c.pdf_url, onlyNew.open({ keyId: c.key_id, blob: c.pdf_enc }, `card/${c.id}/pdf/order/${c.order_id}`)]).toEqual([null, original.pdf_url]);
       }
     } finally {
       await pool.end();

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { Vault, cardContext } from '@cardpull/vault';
+import { Vault, openCardField, sealCardField } from '@cardpull/vault';
 
 export interface ReencryptReport {
   reencrypted: number;
@@ -19,17 +19,19 @@ export async function reencryptCards(pool: Pool, vault: Vault, batchSize = 500):
     try {
       await client.query('BEGIN');
       // Also the rows from before pdf_enc, whose PDF link is still in clear: sealed here and cleared.
-      const { rows } = await client.query<{ id: string; key_id: string; code_enc: Buffer; pin_enc: Buffer | null; pdf_enc: Buffer | null; pdf_url: string | null }>(
-        'SELECT id, key_id, code_enc, pin_enc, pdf_enc, pdf_url FROM cards WHERE key_id <> $1 OR pdf_url IS NOT NULL ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED',
+      const { rows } = await client.query<{ id: string; order_id: string; key_id: string; code_enc: Buffer; pin_enc: Buffer | null; pdf_enc: Buffer | null; pdf_url: string | null }>(
+        'SELECT id, order_id, key_id, code_enc, pin_enc, pdf_enc, pdf_url FROM cards WHERE key_id <> $1 OR pdf_url IS NOT NULL ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED',
         [vault.activeKeyId, batchSize],
       );
       for (const row of rows) {
-        const code = vault.open({ keyId: row.key_id, blob: row.code_enc }, cardContext(row.id, 'code'));
-        const pin = row.pin_enc ? vault.open({ keyId: row.key_id, blob: row.pin_enc }, cardContext(row.id, 'pin')) : null;
-        const sealedCode = vault.seal(code, cardContext(row.id, 'code'));
-        const sealedPin = pin === null ? null : vault.seal(pin, cardContext(row.id, 'pin'));
-        const pdf = row.pdf_enc ? vault.open({ keyId: row.key_id, blob: row.pdf_enc }, cardContext(row.id, 'pdf')) : row.pdf_url;
-        const sealedPdf = pdf === null ? null : vault.seal(pdf, cardContext(row.id, 'pdf'));
+        const card = { id: row.id, orderId: row.order_id, keyId: row.key_id };
+        const code = openCardField(vault, card, 'code', row.code_enc);
+        const pin = row.pin_enc ? openCardField(vault, card, 'pin', row.pin_enc) : null;
+        const pdf = row.pdf_enc ? openCardField(vault, card, 'pdf', row.pdf_enc) : row.pdf_url;
+        // Sealed again under the active key, now bound to the order too.
+        const sealedCode = sealCardField(vault, card, 'code', code);
+        const sealedPin = pin === null ? null : sealCardField(vault, card, 'pin', pin);
+        const sealedPdf = pdf === null ? null : sealCardField(vault, card, 'pdf', pdf);
         await client.query('UPDATE cards SET key_id = $2, code_enc = $3, pin_enc = $4, pdf_enc = $5, pdf_url = NULL WHERE id = $1', [
           row.id,
           sealedCode.keyId,

@@ -1,6 +1,6 @@
 import type { OrderDetail } from './orders.repository';
 import type { CardRow } from './order.types';
-import { Vault, cardContext } from '@cardpull/vault';
+import { Vault, openCardField } from '@cardpull/vault';
 
 export interface OrderView {
   id: string;
@@ -61,7 +61,7 @@ export function toCardView(card: CardRow, vault: Vault, canReadCards: boolean): 
     const unreadable = `sealed with key "${card.keyId}", which is not in CARD_ENCRYPTION_KEYS: put it back (after the new one) and run npm run vault:reencrypt`;
     return { ...plain, code: null, pin_code: null, pdf_url: null, unreadable };
   }
-  const open = (blob: Buffer, field: 'code' | 'pin' | 'pdf') => vault.open({ keyId: card.keyId, blob }, cardContext(card.id, field));
+  const open = (blob: Buffer, field: 'code' | 'pin' | 'pdf') => openCardField(vault, card, field, blob);
   const code = open(card.codeEnc, 'code');
   // A masked view shows no part of the PIN: it is not even decrypted.
   const pin = !card.pinEnc ? null : canReadCards ? open(card.pinEnc, 'pin') : '****';

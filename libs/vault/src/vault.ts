@@ -1,13 +1,15 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { EncryptionKey } from '@cardpull/config';
 
-const VERSION = 1;
+/** 2: the context binds the card's order too (cardContext); 1: sealed before, opened with legacyCardContext. */
+const VERSION = 2;
+const LEGACY_VERSION = 1;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 
 export interface Sealed {
   keyId: string;
-  /** version (1 byte) | nonce (12) | ciphertext | GCM tag (16) */
+  /** version (1 byte: 2, or 1 before the order was bound) | nonce (12) | ciphertext | GCM tag (16) */
   blob: Buffer;
 }
 
@@ -41,11 +43,13 @@ export class Vault {
     return this.keys.has(keyId);
   }
 
-  open(sealed: Sealed, context: string): string {
+  /** `legacyContext`: the context a value sealed before version 2 was bound to (defaults to `context`). */
+  open(sealed: Sealed, context: string, legacyContext = context): string {
     const key = this.keys.get(sealed.keyId);
     if (!key) throw new Error(`no key "${sealed.keyId}" in CARD_ENCRYPTION_KEYS to open this card`);
     const { blob } = sealed;
-    if (blob.length < 1 + NONCE_BYTES + TAG_BYTES || blob[0] !== VERSION) throw new Error('not a sealed value of this vault');
+    if (blob.length < 1 + NONCE_BYTES + TAG_BYTES || (blob[0] !== VERSION && blob[0] !== LEGACY_VERSION)) throw new Error('not a sealed value of this vault');
+    if (blob[0] === LEGACY_VERSION) context = legacyContext;
     const nonce = blob.subarray(1, 1 + NONCE_BYTES);
     const tag = blob.subarray(blob.length - TAG_BYTES);
     const decipher = createDecipheriv('aes-256-gcm', key, nonce);
@@ -55,5 +59,17 @@ export class Vault {
   }
 }
 
-/** AAD of a card's fields. */
-export const cardContext = (cardId: string, field: 'code' | 'pin' | 'pdf'): string => `card/${cardId}/${field}`;
+export type CardField = 'code' | 'pin' | 'pdf';
+
+/** AAD of a card's field: bound to the card and its order, so a ciphertext copied onto another card, field or order does not open. */
+export const cardContext = (cardId: string, field: CardField, orderId: string): string => `card/${cardId}/${field}/order/${orderId}`;
+/** AAD of values sealed before the order was bound (version 1). */
+export const legacyCardContext = (cardId: string, field: CardField): string => `card/${cardId}/${field}`;
+
+/** Seals one field of a card (AAD: card, field, order). */
+export const sealCardField = (vault: Vault, card: { id: string; orderId: string }, field: CardField, plaintext: string): Sealed =>
+  vault.seal(plaintext, cardContext(card.id, field, card.orderId));
+
+/** Opens one field of a card, sealed now or before the order was bound. */
+export const openCardField = (vault: Vault, card: { id: string; orderId: string; keyId: string }, field: CardField, blob: Buffer): string =>
+  vault.open({ keyId: card.keyId, blob }, cardContext(card.id, field, card.orderId), legacyCardContext(card.id, field));

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import type { OrderStep } from '@cardpull/db';
-import { Vault, cardContext } from '@cardpull/vault';
+import { Vault, sealCardField } from '@cardpull/vault';
 import { type CardRole, newRequestId, PartnerCircuit, StepsRepository, TransitionsRepository } from '@cardpull/orders';
 import type { Decision } from './decision';
 import type { AttemptRow, OrderRow } from '@cardpull/orders';
@@ -81,10 +81,11 @@ export class DecisionApplier {
   private async storeCard(order: OrderRow, attempt: AttemptRow, d: Extract<Decision, { kind: 'store_card' }>, actor: string): Promise<StepResult> {
     const { card } = d;
     const id = randomUUID();
-    const code = this.vault.seal(card.code, cardContext(id, 'code'));
-    const pin = card.pin_code ? this.vault.seal(card.pin_code, cardContext(id, 'pin')) : null;
+    const sealing = { id, orderId: order.id };
+    const code = sealCardField(this.vault, sealing, 'code', card.code);
+    const pin = card.pin_code ? sealCardField(this.vault, sealing, 'pin', card.pin_code) : null;
     // The PDF link opens the card: sealed like code and PIN (never stored in clear).
-    const pdf = card.pdf_url ? this.vault.seal(card.pdf_url, cardContext(id, 'pdf')) : null;
+    const pdf = card.pdf_url ? sealCardField(this.vault, sealing, 'pdf', card.pdf_url) : null;
     const expireAt = card.expire_at ? new Date(card.expire_at) : null;
     const stored = await this.transitions.storeCard(
       order.id,
