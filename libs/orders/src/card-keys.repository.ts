@@ -18,9 +18,10 @@ export async function reencryptCards(pool: Pool, vault: Vault, batchSize = 500):
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
-      // Also the rows from before pdf_enc, whose PDF link is still in clear: sealed here and cleared.
+      // Also the rows from before pdf_enc, whose PDF link is still in clear (sealed here and cleared), and
+      // those sealed before the order was bound (blob version 1: re-sealed bound to it).
       const { rows } = await client.query<{ id: string; order_id: string; key_id: string; code_enc: Buffer; pin_enc: Buffer | null; pdf_enc: Buffer | null; pdf_url: string | null }>(
-        'SELECT id, order_id, key_id, code_enc, pin_enc, pdf_enc, pdf_url FROM cards WHERE key_id <> $1 OR pdf_url IS NOT NULL ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED',
+        'SELECT id, order_id, key_id, code_enc, pin_enc, pdf_enc, pdf_url FROM cards WHERE key_id <> $1 OR pdf_url IS NOT NULL OR get_byte(code_enc, 0) = 1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED',
         [vault.activeKeyId, batchSize],
       );
       for (const row of rows) {
