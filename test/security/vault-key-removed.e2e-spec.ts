@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { KEYS, createOrder, startStack, useStack, waitForOrder } from '../support/stack';
+import { scrape, valueOf } from '../observability/support';
 
 /**
  * A card sealed with a key no longer in CARD_ENCRYPTION_KEYS (removed too early in a rotation) is a fault
  * to show, not a crash (issue 11, opening 8): the order is answered (200) with its card marked unreadable
- * and the reason, never a 500, and never anything of the card's secrets.
+ * and the reason, never a 500, and never anything of the card's secrets; the gauge
+ * cardpull_cards_unreadable counts such cards, so the fault is seen before a caller asks.
  */
 describe('security: an order whose card key was removed is answered, with the card marked unreadable', () => {
   const stack = useStack();
@@ -31,6 +33,8 @@ describe('security: an order whose card key was removed is answered, with the ca
           unreadable: `sealed with key "${oldKeyId}", which is not in CARD_ENCRYPTION_KEYS: put it back (after the new one) and run npm run vault:reencrypt`,
         });
       }
+      expect(valueOf((await scrape(rotated.apiUrl)).samples, 'cardpull_cards_unreadable')).toBe(1);
+      expect(valueOf((await scrape(stack.apiUrl)).samples, 'cardpull_cards_unreadable')).toBe(0);
     } finally {
       await rotated.close();
     }

@@ -18,6 +18,8 @@ interface OperationsSnapshot {
   orders: { status: string; count: number; oldest: Date }[] | null;
   /** Cards that are not their order's card, by role (null when Postgres did not answer). */
   extraCards: { surplus: number; mismatch: number } | null;
+  /** Cards sealed with a key not in CARD_ENCRYPTION_KEYS (null when Postgres did not answer). */
+  unreadableCards: number | null;
   circuitOpen: boolean | null;
   queues: { queue: string; counts: Record<string, number>; paused: boolean }[];
 }
@@ -101,6 +103,16 @@ export class OperationsMetrics implements OnModuleInit {
         if (!extraCards) return;
         this.set({ role: 'surplus' }, extraCards.surplus);
         this.set({ role: 'mismatch' }, extraCards.mismatch);
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}cards_unreadable`,
+      help: 'Cards sealed with a key that is no longer in CARD_ENCRYPTION_KEYS: their orders answer "unreadable". Put the key back (after the new one) and run npm run vault:reencrypt',
+      registers,
+      async collect() {
+        const { unreadableCards } = await snapshot();
+        this.reset();
+        if (unreadableCards !== null) this.set(unreadableCards);
       },
     });
     new Gauge({
@@ -191,13 +203,14 @@ export class OperationsMetrics implements OnModuleInit {
   }
 
   private async read(): Promise<OperationsSnapshot> {
-    const [orders, extraCards, circuit, queues] = await Promise.all([
+    const [orders, extraCards, unreadableCards, circuit, queues] = await Promise.all([
       this.source('orders', () =>
         this.reads.statusCounts(),
       ),
       this.source('cards', () =>
         this.reads.extraCardCounts(),
       ),
+      this.source('card keys', () => this.reads.cardsWithoutKey(this.config.CARD_ENCRYPTION_KEYS.map((k) => k.id))),
       this.source('partner circuit', () => this.partner.circuitState()),
       Promise.all(
         [
@@ -212,6 +225,7 @@ export class OperationsMetrics implements OnModuleInit {
     return {
       orders,
       extraCards,
+      unreadableCards,
       circuitOpen: circuit ? circuit.state === 'open' : null,
       queues: queues.filter((q): q is NonNullable<typeof q> => q !== null),
     };

@@ -55,6 +55,22 @@ export class OperationsRepository {
     return { surplus: of('surplus'), mismatch: of('mismatch') };
   }
 
+  /**
+   * Cards sealed with a key not in `keyIds` (their orders answer "unreadable"): the keys in use are read
+   * one index probe each (a loose index scan of cards(key_id)), then only the unknown ones are counted.
+   */
+  async cardsWithoutKey(keyIds: string[]): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      `WITH RECURSIVE k AS (
+         SELECT min(key_id) AS id FROM cards
+         UNION ALL SELECT (SELECT min(key_id) FROM cards WHERE key_id > k.id) FROM k WHERE k.id IS NOT NULL
+       )
+       SELECT count(*)::int AS n FROM cards WHERE key_id IN (SELECT id FROM k WHERE id IS NOT NULL AND NOT (id = ANY($1::text[])))`,
+      [keyIds],
+    );
+    return rows[0]?.n ?? 0;
+  }
+
   /** Face value ordered today (UTC) per client (the spend guard's totals). */
   async spendToday(): Promise<Map<string, number>> {
     const { rows } = await this.pool.query<{ client: string; total: string }>(
