@@ -74,16 +74,20 @@ export class StepRunner {
 
   /** GET /pull_requests/:request_id. A poll that learns nothing writes nothing but notes: the job re-delays itself. */
   private async poll(order: OrderRow, attempt: AttemptRow, clock: DbClock): Promise<StepResult> {
+    // The poll is judged as of when it was sent: a run of 404s counts only the time the partner itself saw
+    // go by (from the first 404, recorded after it came, to this GET's sending), however slowly this
+    // answer was processed (PULL_REQUEST_SETTLE_MS is then never shortened by our own latency).
+    const sentAt = clock.now();
     const answer = await this.partner.getPullRequest(attempt.requestId);
-    return this.decideAndApply(order, attempt, 'async_poll', answer, clock);
+    return this.decideAndApply(order, attempt, 'async_poll', answer, clock, sentAt);
   }
 
-  private async decideAndApply(order: OrderRow, attempt: AttemptRow, sent: Sent, answer: Answer, clock: DbClock): Promise<StepResult> {
-    const input: DecisionInput = { order, attempt, sent, answer, now: clock.now(), timings: this.config };
+  private async decideAndApply(order: OrderRow, attempt: AttemptRow, sent: Sent, answer: Answer, clock: DbClock, sentAt?: number): Promise<StepResult> {
+    const input: DecisionInput = { order, attempt, sent, answer, now: sentAt ?? clock.now(), timings: this.config };
     const check = conditionToCheck(input);
     // The same business error twice on a live sync ID: the partner's own read, taken after that answer, decides.
     if (check) input.conditionCleared = (await this.conditions.check(check, order, 0)) === 'cleared';
-    return this.applier.apply(order, attempt, decide({ ...input, now: clock.now() }));
+    return this.applier.apply(order, attempt, decide({ ...input, now: sentAt ?? clock.now() }));
   }
 
   /**
