@@ -192,6 +192,25 @@ export const simSchema = z.object({
    * array of fault specs as POST /_sim/faults takes them (apps/partner-sim/README.md). Each one is checked
    * by the simulator when it starts.
    */
+  /**
+   * The partner's rate limits, enforced from the start and again after every POST /_sim/reset: a JSON object
+   * as PUT /_sim/limits takes it, e.g. {"create":{"per_second":5},"any":{"in_flight":10}} (libs/sim-contract,
+   * limits.ts). Checked by the simulator when it starts.
+   */
+  SIM_LIMITS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return {} as Record<string, unknown>;
+      try {
+        const parsed: unknown = JSON.parse(v);
+        if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+      } catch {
+        // reported below
+      }
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON object of limits per kind (create, poll, read, any)' });
+      return z.NEVER;
+    }),
   SIM_FAULTS: z
     .string()
     .optional()

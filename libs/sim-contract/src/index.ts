@@ -4,3 +4,4 @@
 export * from './fault-spec';
 export * from './ledger';
 export * from './views';
+export * from './limits';

@@ -8,7 +8,7 @@ import {
   type SignatureForm,
 } from '@cardpull/partner-client';
 import type { Inventory } from '@cardpull/partner-client';
-import type { Fault, FaultSpecInput, LedgerView, SimStateView } from '@cardpull/sim-contract';
+import type { Fault, FaultSpecInput, LedgerView, SimLimitsInput, SimLimitsView, SimStateView } from '@cardpull/sim-contract';
 
 export type { Fault, FaultSpecInput, LedgerView, SimStateView };
 
@@ -120,6 +120,15 @@ export class SimControl {
 
   async addFault(spec: FaultSpecInput): Promise<string> {
     return (await this.call<{ id: string }>('POST', '/_sim/faults', spec)).id;
+  }
+
+  /** PUT /_sim/limits: the partner's rate limits until the next reset. */
+  async setLimits(limits: SimLimitsInput): Promise<SimLimitsView> {
+    return this.call<SimLimitsView>('PUT', '/_sim/limits', limits);
+  }
+
+  async limits(): Promise<SimLimitsView> {
+    return this.call<SimLimitsView>('GET', '/_sim/limits');
   }
 
   async faults(): Promise<Fault[]> {

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { SimStateService } from '../state/sim-state.service';
+import { limitKindOf } from '../limits/limiter';
+import { PartnerError } from './partner-error';
 import type { SimRequestContext } from './request-context';
 
 const PARTNER_PREFIX = '/partners/v1/';
@@ -36,6 +38,14 @@ export function registerRequestHooks(fastify: FastifyInstance, state: SimStateSe
     const finished = () => ledger.finishRequest(entry);
     reply.raw.once('finish', finished);
     reply.raw.once('close', finished);
+    // The partner's rate limits (SIM_LIMITS, PUT /_sim/limits): beyond them, 429 before anything is done.
+    const admission = state.limiter.admit(limitKindOf(req.method, path));
+    if (!admission.ok) {
+      const answer = new PartnerError(429, 'rate_limited', 'Too many requests: slow down', { 'retry-after': String(admission.retryAfterS) }).toAnswer();
+      return reply.code(answer.status).headers(answer.headers ?? {}).send(answer.body);
+    }
+    reply.raw.once('finish', admission.release);
+    reply.raw.once('close', admission.release);
   });
 
   // The async pull's request ID is in the body, parsed only now.

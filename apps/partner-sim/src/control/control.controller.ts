@@ -6,7 +6,7 @@ import { PartnerError } from '../common/partner-error';
 import { inventoryOf } from '../catalog/inventory';
 import { FaultRegistry } from '../faults/fault-registry';
 import { faultSpecSchema, type Fault } from '@cardpull/sim-contract';
-import type { LedgerView, SimStateView } from '@cardpull/sim-contract';
+import { simLimitsSchema, type LedgerView, type SimLimitsView, type SimStateView } from '@cardpull/sim-contract';
 import { SimStateService } from '../state/sim-state.service';
 import { balanceBodySchema, parseControlBody, stockBodySchema } from './control-bodies';
 import { setStock } from './stock';
@@ -65,6 +65,18 @@ export class ControlController {
   @HttpCode(204)
   removeFault(@Param('id') id: string): void {
     if (!this.faults.remove(id)) throw new PartnerError(404, 'fault_not_found', `Fault ${id} not found`);
+  }
+
+  /** Replaces the partner's rate limits (until the next reset, which restores SIM_LIMITS); counts start again. */
+  @Put('limits')
+  setLimits(@Req() req: FastifyRequest): SimLimitsView {
+    this.state.limiter.reset(parseControlBody(req, simLimitsSchema));
+    return this.state.limiter.view();
+  }
+
+  @Get('limits')
+  limits(): SimLimitsView {
+    return this.state.limiter.view();
   }
 
   @Get('ledger')

@@ -1,14 +1,22 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SIM_CONFIG, type SimConfig } from '@cardpull/config';
+import { simLimitsSchema, type SimLimits } from '@cardpull/sim-contract';
+import { Limiter } from '../limits/limiter';
 import { SimWorld } from './world';
 
-/** Holds the current world; /_sim/reset swaps in a fresh one built from the seed. */
+/** Holds the current world and the rate limiter; /_sim/reset swaps in a fresh world and the limits of SIM_LIMITS. */
 @Injectable()
 export class SimStateService {
   private current: SimWorld;
+  private readonly configuredLimits: SimLimits;
+  readonly limiter: Limiter;
 
   constructor(@Inject(SIM_CONFIG) private readonly config: SimConfig) {
     this.current = this.seed();
+    const parsed = simLimitsSchema.safeParse(config.SIM_LIMITS);
+    if (!parsed.success) throw new Error(`SIM_LIMITS: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'limits'}: ${i.message}`).join('; ')}`);
+    this.configuredLimits = parsed.data;
+    this.limiter = new Limiter(this.configuredLimits);
   }
 
   get world(): SimWorld {
@@ -17,6 +25,7 @@ export class SimStateService {
 
   reset(): void {
     this.current = this.seed();
+    this.limiter.reset(this.configuredLimits);
   }
 
   private seed(): SimWorld {
