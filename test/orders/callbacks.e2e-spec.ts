@@ -1,34 +1,8 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import { CALLBACK_HEADERS, verifyCallback } from '@cardpull/orders';
 import { waitFor } from '@cardpull/testing';
+import { startReceiver } from '../support/receiver';
 import { KEYS, idemKey, insertOrder, startStack, waitForOrder, type Stack } from '../support/stack';
-
-interface Received {
-  path: string;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-  json: any;
-}
-
-/** A caller's endpoint: records every callback; answers with the next status of `script` (then 200). */
-async function startReceiver() {
-  const received: Received[] = [];
-  const script: number[] = [];
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      received.push({ path: req.url ?? '', headers: req.headers, body, json: JSON.parse(body) });
-      res.statusCode = script.shift() ?? 200;
-      res.end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, received, script, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
 
 const SHOP_SECRET = 'shop-callback-secret-0001';
 const NOCARDS_SECRET = 'nocards-callback-secret-01';

@@ -1,23 +1,7 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import { waitFor } from '@cardpull/testing';
+import { startReceiver } from '../support/receiver';
 import { KEYS, idemKey, useStack } from '../support/stack';
-
-/** A caller's endpoint that records every callback it receives. */
-async function startReceiver() {
-  const received: any[] = [];
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      received.push(JSON.parse(body));
-      res.end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
 
 const WRITER = 'shop-writer-key-01';
 const masked = (secret: string) => `${'*'.repeat(secret.length - 4)}${secret.slice(-4)}`;
@@ -51,7 +35,7 @@ describe('security: callbacks carry card secrets by the scope of the key that cr
     expect([res.status, res.body.order?.status]).toEqual([202, 'completed']);
     const requestId: string = res.body.order.attempts[0].request_id;
     const [card] = (await stack.sim.control.ledger()).cards.filter((c) => c.request_id === requestId);
-    const callback = await waitFor('the callback', () => receiver.received.find((r) => r.order?.id === res.body.order.id));
+    const callback = await waitFor('the callback', () => receiver.received.find((r) => r.json?.order?.id === res.body.order.id)?.json);
     return { card: card!, callback, pdf: `${stack.sim.baseUrl}/cards/${card!.id}.pdf` };
   }
 

@@ -1,23 +1,8 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import { publicOnlyLookup } from '@cardpull/config';
 import { waitFor } from '@cardpull/testing';
+import { startReceiver } from '../support/receiver';
 import { KEYS, idemKey, insertOrder, useStack } from '../support/stack';
-
-/** A server on a private address that must never be called: counts every connection and request it gets. */
-async function startTrap() {
-  let connections = 0;
-  let requests = 0;
-  const server: Server = createServer((_req, res) => {
-    requests++;
-    res.end();
-  });
-  server.on('connection', () => connections++);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  return { port, hits: () => ({ connections, requests }), close: () => new Promise<void>((r) => server.close(() => r())) };
-}
 
 /**
  * No server-side request forgery through callbacks (issue 11, opening 2): outside local runs
@@ -27,9 +12,10 @@ async function startTrap() {
  * never be reached (a database, the cloud's metadata address, the simulator's control API).
  */
 describe('security: callbacks never reach a private address, and only https: outside local runs', () => {
-  let trap: Awaited<ReturnType<typeof startTrap>>;
+  /** A server on 127.0.0.1 that must never be called: it counts every connection and request. */
+  let trap: Awaited<ReturnType<typeof startReceiver>>;
   beforeAll(async () => {
-    trap = await startTrap();
+    trap = await startReceiver();
   });
   afterAll(() => trap?.close());
   const stack = useStack({

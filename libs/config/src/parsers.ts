@@ -81,3 +81,22 @@ export const enumSetting = <T extends string>(values: readonly [T, ...T[]], def:
 
 /** A URL setting without default (undefined when unset). */
 export const optionalUrlSetting = (protocols: string[]) => urlWith(protocols).optional();
+
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A JSON setting of the shape `valid` accepts (checked in depth by its reader); unset or empty: `empty`. */
+export const jsonSetting = <T>(empty: T, valid: (value: unknown) => boolean, message: string) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx): T => {
+      if (v === undefined || v.trim() === '') return empty;
+      try {
+        const parsed: unknown = JSON.parse(v);
+        if (valid(parsed)) return parsed as T;
+      } catch {
+        // reported below
+      }
+      ctx.addIssue({ code: 'custom', message });
+      return z.NEVER;
+    });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseSettings } from './config-error';
-import { amountSetting, boolSetting, enumSetting, hexKeySetting, intSetting, optionalUrlSetting, requiredHexKey, requiredText, textSetting, urlSetting } from './parsers';
+import { amountSetting, boolSetting, isObject, jsonSetting, enumSetting, hexKeySetting, intSetting, optionalUrlSetting, requiredHexKey, requiredText, textSetting, urlSetting } from './parsers';
 import { parseApiKeys, type ApiClient } from './api-keys';
 import { parseEncryptionKeys, type EncryptionKey } from './encryption-keys';
 import { parseAdminUsers } from './admin-users';
@@ -188,43 +188,17 @@ export const simSchema = z.object({
   /** Starting balance, in currency units (the Balance resource's `amount`). */
   SIM_INITIAL_BALANCE: amountSetting('1000000.00'),
   /**
-   * Faults (and readings of the spec) installed at start-up and again after every POST /_sim/reset: a JSON
-   * array of fault specs as POST /_sim/faults takes them (apps/partner-sim/README.md). Each one is checked
-   * by the simulator when it starts.
-   */
-  /**
    * The partner's rate limits, enforced from the start and again after every POST /_sim/reset: a JSON object
    * as PUT /_sim/limits takes it, e.g. {"create":{"per_second":5},"any":{"in_flight":10}} (libs/sim-contract,
    * limits.ts). Checked by the simulator when it starts.
    */
-  SIM_LIMITS: z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v.trim() === '') return {} as Record<string, unknown>;
-      try {
-        const parsed: unknown = JSON.parse(v);
-        if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
-      } catch {
-        // reported below
-      }
-      ctx.addIssue({ code: 'custom', message: 'must be a JSON object of limits per kind (create, poll, read, any)' });
-      return z.NEVER;
-    }),
-  SIM_FAULTS: z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v.trim() === '') return [] as unknown[];
-      try {
-        const parsed: unknown = JSON.parse(v);
-        if (Array.isArray(parsed) && parsed.every((f) => typeof f === 'object' && f !== null && !Array.isArray(f))) return parsed as unknown[];
-      } catch {
-        // reported below
-      }
-      ctx.addIssue({ code: 'custom', message: 'must be a JSON array of fault specs, e.g. [{"endpoint":"cards","mode":"business_first"}]' });
-      return z.NEVER;
-    }),
+  SIM_LIMITS: jsonSetting({} as Record<string, unknown>, (v) => isObject(v), 'must be a JSON object of limits per kind (create, poll, read, any)'),
+  /**
+   * Faults (and readings of the spec) installed at start-up and again after every POST /_sim/reset: a JSON
+   * array of fault specs as POST /_sim/faults takes them (apps/partner-sim/README.md). Each one is checked
+   * by the simulator when it starts.
+   */
+  SIM_FAULTS: jsonSetting([] as unknown[], (v) => Array.isArray(v) && v.every(isObject), 'must be a JSON array of fault specs, e.g. [{"endpoint":"cards","mode":"business_first"}]'),
   /** Base URL the partner's clients use to reach the simulator, if it differs from the address it listens on. */
   SIM_PUBLIC_BASE_URL: z
     .string()

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CallbackQueue } from './callbacks/callback-queue.service';
-import { OrderQueue, type ScheduledStep } from './order-queue.service';
+import { OrderQueue } from './order-queue.service';
+import type { ScheduledStep } from './order.types';
 
 /** What a committed transition leaves for the queues: the order's next step, and the callback events it wrote. */
 export interface Committed {

@@ -3,12 +3,10 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import type { OrderStep } from '@cardpull/db';
 import { withTimeout } from '@cardpull/platform';
-import { JOBS, ORDERS_QUEUE, orderStepJobId, type OrderJobData, type OrderJobName } from '@cardpull/queue';
+import { ORDERS_QUEUE, jobOf, orderStepJobId, type OrderJobData, type OrderJobName } from '@cardpull/queue';
 import type { ScheduledStep } from './order.types';
 import { liveJobIds } from './queue-repair';
 import { TurnBatch } from './turn-batch';
-
-export type { ScheduledStep };
 
 const ENQUEUE_TIMEOUT_MS = 1_000;
 
@@ -67,8 +65,8 @@ export class OrderQueue {
       // answers quickly (the add may still land later; the fixed job id makes that harmless).
       const add =
         batch.length === 1
-          ? this.queue.add(batch[0]!.step.step, this.data(batch[0]!.step), this.options(batch[0]!.step))
-          : this.queue.addBulk(batch.map(({ step }) => ({ name: step.step, data: this.data(step), opts: this.options(step) })));
+          ? this.single(batch[0]!.step)
+          : this.queue.addBulk(batch.map(({ step }) => this.job(step)));
       await withTimeout<unknown>(add, ENQUEUE_TIMEOUT_MS, `Redis did not answer within ${ENQUEUE_TIMEOUT_MS} ms`);
       for (const w of batch) w.done(true);
     } catch (error) {
@@ -84,7 +82,7 @@ export class OrderQueue {
   async scheduleMany(steps: ScheduledStep[]): Promise<void> {
     for (let i = 0; i < steps.length; i += 500) {
       const chunk = steps.slice(i, i + 500);
-      await this.queue.addBulk(chunk.map((s) => ({ name: s.step, data: this.data(s), opts: this.options(s) })));
+      await this.queue.addBulk(chunk.map((s) => this.job(s)));
     }
   }
 
@@ -93,16 +91,21 @@ export class OrderQueue {
     return liveJobIds(this.queue);
   }
 
-  private data(step: ScheduledStep): OrderJobData {
-    return { orderId: step.orderId, stepSeq: step.stepSeq };
+  private single(step: ScheduledStep) {
+    const { name, data, opts } = this.job(step);
+    return this.queue.add(name, data, opts);
   }
 
-  private options(step: ScheduledStep) {
-    return {
-      ...JOBS[step.step].options,
-      jobId: orderStepJobId(step.orderId, step.stepSeq),
-      delay: Math.max(0, Math.round(step.delayMs)),
-      ...(BACKGROUND_STEPS.has(step.step) ? { priority: BACKGROUND_PRIORITY } : {}),
-    };
+  /** The step's job from the job list (JOBS: its retry options), with its fixed id, delay and priority. */
+  private job(step: ScheduledStep) {
+    return jobOf(
+      step.step,
+      { orderId: step.orderId, stepSeq: step.stepSeq },
+      {
+        jobId: orderStepJobId(step.orderId, step.stepSeq),
+        delay: Math.max(0, Math.round(step.delayMs)),
+        ...(BACKGROUND_STEPS.has(step.step) ? { priority: BACKGROUND_PRIORITY } : {}),
+      },
+    );
   }
 }

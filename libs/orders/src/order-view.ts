@@ -43,7 +43,7 @@ export interface CardView {
   amount: number;
   gift_card_code: string;
   pdf_url: string | null;
-  /** Present when the card's key is not in CARD_ENCRYPTION_KEYS (or its seal is broken): why, and what to do. */
+  /** Present when the card's key is not in CARD_ENCRYPTION_KEYS: why, and what to do. */
   unreadable?: string;
 }
 

@@ -164,13 +164,13 @@ export class OrdersRepository {
       if (spentToday + input.amount > limit) throw new SpendLimitExceeded(spentToday, limit);
       const id = uuidv7();
       const requestId = newRequestId();
-      const rows = await this.insert([{ id, requestId, input, resolve: () => undefined, reject: () => undefined }], tx);
+      const rows = await this.insert([{ id, requestId, input }], tx);
       await tx.query(`UPDATE client_spend SET total = total + $2 WHERE client = $1 AND day = (now() AT TIME ZONE 'UTC')::date`, [input.client, input.amount]);
       return { kind: 'created', order: rows.get(id)!, requestId };
     });
   }
 
-  private async insert(items: IntakeItem[], db: Queryable = this.pool): Promise<Map<string, OrderRow>> {
+  private async insert(items: Pick<IntakeItem, 'id' | 'requestId' | 'input'>[], db: Queryable = this.pool): Promise<Map<string, OrderRow>> {
     const input = items.map(({ id, requestId, input: o }) => ({
       id,
       client: o.client,

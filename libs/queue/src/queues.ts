@@ -64,8 +64,6 @@ interface JobPayloads {
 export type JobName = keyof typeof JOBS;
 /** A job as it is added and handled: `JobOf<'deliver_callback'>` is `{ name: 'deliver_callback'; data: CallbackJobData }`. */
 export type JobOf<N extends JobName> = { name: N; data: JobPayloads[N & keyof JobPayloads] };
-/** Any job of the list: the union of every `JobOf<Name>`. */
-export type AnyJob = { [N in JobName]: JobOf<N> }[JobName];
 /** The names of the jobs of one queue. */
 export type JobNameOf<Q extends QueueName> = { [N in JobName]: (typeof JOBS)[N]['queue'] extends Q ? N : never }[JobName];
 /** The payload of a queue's jobs (one type per queue). */
@@ -73,7 +71,6 @@ export type PayloadOf<Q extends QueueName> = JobPayloads[JobNameOf<Q>];
 export type OrderJobName = JobNameOf<typeof ORDERS_QUEUE>;
 
 export const JOB_NAMES = Object.keys(JOBS) as JobName[];
-export const jobNamesOf = (queue: QueueName): JobName[] => JOB_NAMES.filter((n) => JOBS[n].queue === queue);
 
 /** A job's name, payload and options, ready for `queue.add` / `addBulk`. */
 export function jobOf<N extends JobName>(name: N, data: JobPayloads[N & keyof JobPayloads], opts: JobsOptions = {}): JobOf<N> & { opts: JobsOptions } {

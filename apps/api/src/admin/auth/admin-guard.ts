@@ -79,7 +79,7 @@ export function installAdminGuard(instance: FastifyInstance, sessions: AdminSess
     if (session) {
       request.adminSession = session;
       // Activity keeps the session alive (ADMIN_SESSION_IDLE_MS); the renewed cookie is sent at most once a minute.
-      const renewed = sessions.renewed(request);
+      const renewed = sessions.renewed(session);
       if (renewed) sessions.setSessionCookie(request, reply, renewed);
     }
     if (request.routeOptions.url === LOGIN_PATH) return;

@@ -64,6 +64,8 @@ export function readCookie(header: string | undefined, name: string): string | u
 @Injectable()
 export class AdminSessions {
   private readonly secret: Buffer;
+  /** The verified claims behind each session object read or issued (for its renewal). */
+  private readonly claims = new WeakMap<AdminSession, SessionClaims>();
 
   constructor(@Inject(SERVICE_CONFIG) private readonly config: ServiceConfig) {
     this.secret = config.ADMIN_SESSION_SECRET ? Buffer.from(config.ADMIN_SESSION_SECRET, 'utf8') : randomBytes(32);
@@ -79,8 +81,9 @@ export class AdminSessions {
    * The session's cookie with its activity moved to `now`, or null when it was renewed less than a minute
    * ago (no new cookie on every request). Its expiry (ADMIN_SESSION_TTL_MS from login) never moves.
    */
-  renewed(request: { headers: { cookie?: string } }, now = Date.now()): string | null {
-    const claims = this.open<SessionClaims>('session', readCookie(request.headers.cookie, SESSION_COOKIE));
+  renewed(session: AdminSession, now = Date.now()): string | null {
+    // The claims `read` verified for this session: the cookie is not parsed and checked a second time.
+    const claims = this.claims.get(session);
     if (!claims || now - claims.seen < 60_000) return null;
     return this.seal('session', { ...claims, seen: now });
   }
@@ -123,7 +126,7 @@ export class AdminSessions {
   }
 
   private toSession(claims: SessionClaims): AdminSession {
-    return {
+    const session: AdminSession = {
       id: claims.sid,
       user: claims.u,
       role: claims.r,
@@ -131,6 +134,8 @@ export class AdminSessions {
       canAct: claims.r === 'admin' && !this.config.ADMIN_READ_ONLY,
       csrfToken: this.mac('csrf', claims.sid),
     };
+    this.claims.set(session, claims);
+    return session;
   }
 
   private binding(user: AdminUser): string {
