@@ -28,6 +28,11 @@ const BACKGROUND_PRIORITY = 10;
 
 /** At most this many steps in one Redis round trip (a batch is flushed earlier at the end of the event-loop turn). */
 const MAX_SCHEDULE_BATCH = 64;
+/**
+ * At most this many enqueues at a time; steps scheduled meanwhile go together in the next one. With Redis
+ * down each waits ENQUEUE_TIMEOUT_MS, so a burst of intakes leaves a few pending batches, not one per order.
+ */
+const MAX_SCHEDULES_IN_FLIGHT = 4;
 
 interface Waiting {
   step: ScheduledStep;
@@ -44,7 +49,7 @@ interface Waiting {
 export class OrderQueue {
   private readonly log = new Logger(OrderQueue.name);
   private lastRedisError = 0;
-  private readonly batch = new TurnBatch<Waiting>(MAX_SCHEDULE_BATCH, (waiting) => void this.flush(waiting));
+  private readonly batch = new TurnBatch<Waiting>(MAX_SCHEDULE_BATCH, (waiting) => this.flush(waiting), MAX_SCHEDULES_IN_FLIGHT);
 
   constructor(@InjectQueue(ORDERS_QUEUE) readonly queue: Queue<OrderJobData>) {
     // Without a listener BullMQ prints every reconnection error; one warning per 10 s says enough.

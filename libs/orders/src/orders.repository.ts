@@ -66,6 +66,11 @@ export class SpendLimitExceeded extends Error {
 
 /** At most this many orders in one intake statement (a batch is flushed earlier at the end of the event-loop turn). */
 const MAX_INTAKE_BATCH = 64;
+/**
+ * At most this many intake statements at a time: the orders that arrive while they run go in the next one
+ * (group commit, see TurnBatch), and the pool keeps connections for reads and replays.
+ */
+const MAX_INTAKES_IN_FLIGHT = 4;
 
 /**
  * The intake statement: every order of the batch, its first attempt with its partner request ID, and its
@@ -112,7 +117,7 @@ interface IntakeItem {
 @Injectable()
 export class OrdersRepository {
   /** The orders that arrived in this turn of the event loop go together at its end (or at once when the batch is full). */
-  private readonly intake = new TurnBatch<IntakeItem>(MAX_INTAKE_BATCH, (batch) => void this.insertEach(batch));
+  private readonly intake = new TurnBatch<IntakeItem>(MAX_INTAKE_BATCH, (batch) => this.insertEach(batch), MAX_INTAKES_IN_FLIGHT);
 
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
