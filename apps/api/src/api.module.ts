@@ -14,6 +14,7 @@ import { VaultModule } from '@cardpull/vault';
 import { AdminModule } from './admin/admin.module';
 import { CatalogModule } from './catalog/catalog.module';
 import { OrdersModule } from './orders/orders.module';
+import { TrafficModule } from '@cardpull/traffic';
 
 @Module({})
 export class ApiModule {
@@ -31,6 +32,7 @@ export class ApiModule {
         BullModule.forRoot({ connection: producerConnection(config.REDIS_URL), prefix: config.REDIS_PREFIX }),
         VaultModule,
         PartnerModule,
+        TrafficModule,
         OrdersCoreModule,
         HealthModule,
         MetricsModule,

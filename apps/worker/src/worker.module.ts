@@ -10,6 +10,7 @@ import { producerConnection } from '@cardpull/queue';
 import { VaultModule } from '@cardpull/vault';
 import { ProcessorsModule } from './processors/processors.module';
 import { RecoveryModule } from './recovery/recovery.module';
+import { TrafficModule } from '@cardpull/traffic';
 
 @Module({})
 export class WorkerModule {
@@ -28,6 +29,7 @@ export class WorkerModule {
         BullModule.forRoot({ connection: producerConnection(config.REDIS_URL), prefix: config.REDIS_PREFIX }),
         VaultModule,
         PartnerModule,
+        TrafficModule,
         ProcessorsModule,
         RecoveryModule,
         HealthModule,

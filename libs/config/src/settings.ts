@@ -47,6 +47,26 @@ const serviceObject = z.object({
       parseEncryptionKeys(v, ctx),
     ),
     PARTNER_TIMEOUT_MS: timing(10_000, 100),
+    /**
+     * Per kind of partner call, the whole-call deadline; unset, PARTNER_TIMEOUT_MS (the spec's 10 s). Sync
+     * pulls (POST /cards), async creations (POST /pull_requests), polls (GET /pull_requests/:id) and reads
+     * (catalog, inventory, balance, GET /cards/:id). A pull call's lease covers the longest of the first three.
+     */
+    PARTNER_TIMEOUT_SYNC_MS: intSetting(0, 0, 3_600_000),
+    PARTNER_TIMEOUT_CREATE_MS: intSetting(0, 0, 3_600_000),
+    PARTNER_TIMEOUT_POLL_MS: intSetting(0, 0, 3_600_000),
+    PARTNER_TIMEOUT_READ_MS: intSetting(0, 0, 3_600_000),
+    /**
+     * Fleet-wide limits on calls to the partner, shared by every process through Redis: a JSON object with,
+     * per kind (create, poll, read, any), `per_second` (a token bucket holding half a second) and `in_flight`,
+     * e.g. {"any":{"per_second":50},"create":{"in_flight":8}} (the simulator's SIM_LIMITS shape). Unset: no
+     * fleet-wide limit (each worker's WORKER_CONCURRENCY bounds its own calls, as before).
+     */
+    PARTNER_LIMITS: jsonSetting({} as Record<string, unknown>, (v) => isObject(v), 'must be a JSON object of limits per kind (create, poll, read, any), e.g. {"any":{"per_second":50}}'),
+    /** A poll or re-check yields the partner to waiting pull creations for at most this long, then goes first. */
+    PARTNER_POLL_MAX_YIELD_MS: timing(5_000),
+    /** Without Retry-After, a 429 halves the kind's rate, never below this many calls per second; it then recovers additively. */
+    PARTNER_BACKOFF_FLOOR_PER_SECOND: intSetting(1, 1, 100_000),
     SYNC_RETRY_FIRST_DELAY_MS: timing(60_000),
     SYNC_RETRY_INTERVAL_MS: timing(10_000, 1),
     ASYNC_POLL_FIRST_DELAY_MS: timing(2_000),

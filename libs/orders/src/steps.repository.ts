@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
-import { PG_POOL, type AttemptState } from '@cardpull/db';
+import { PG_POOL, type AttemptState, type PullMode } from '@cardpull/db';
 import { DbClock } from './db-clock';
 import { ATTEMPT_COLUMNS, ORDER_COLUMNS, type AttemptRow, type OrderRow, type ScheduledStep } from './order.types';
 import { prepared } from './prepared';
@@ -91,10 +91,22 @@ export class StepsRepository {
   }
 
   /** The order's step as the job should see it; the lease is taken when it is a due call (see TAKE_STEP_SQL). */
-  async take(orderId: string, stepSeq: number, owner: string, leaseMs: number): Promise<TakenStep | null> {
-    const { rows } = await this.pool.query<Row & { leased: boolean; previousState: AttemptState }>(
-      prepared(TAKE_STEP_SQL, [orderId, stepSeq, owner, leaseMs, owner.split('/')[0]]),
-    );
+  /**
+   * `ready`: asked once a connection is at hand, right before the statement (which may record a call as
+   * sent); false leaves everything as it was and answers 'held'. The wait for a connection happens before
+   * it, so what it checks (the partner's pause) is as fresh as the call that follows.
+   */
+  async take(orderId: string, stepSeq: number, owner: string, leaseMs: number, ready?: () => Promise<boolean>): Promise<TakenStep | null | 'held'> {
+    const client = await this.pool.connect();
+    let rows: (Row & { leased: boolean; previousState: AttemptState })[];
+    try {
+      if (ready && !(await ready())) return 'held';
+      ({ rows } = await client.query<Row & { leased: boolean; previousState: AttemptState }>(
+        prepared(TAKE_STEP_SQL, [orderId, stepSeq, owner, leaseMs, owner.split('/')[0]]),
+      ));
+    } finally {
+      client.release();
+    }
     const row = rows[0];
     if (!row) return null;
     const { leased, previousState, ...rest } = row;
@@ -131,9 +143,9 @@ export class StepsRepository {
    * `unknown`), and, for `deadRecheckMs`, those declared dead by inference (`stored_answer`,
    * `used_without_pull_request`): if that inference was wrong, their card is still fetched and kept.
    */
-  async reconcileCandidates(afterRequestId: string, limit: number, deadRecheckMs: number): Promise<{ orderId: string; requestId: string }[]> {
-    const { rows } = await this.pool.query<{ orderId: string; requestId: string }>(
-      `SELECT a.order_id AS "orderId", a.request_id AS "requestId"
+  async reconcileCandidates(afterRequestId: string, limit: number, deadRecheckMs: number): Promise<{ orderId: string; requestId: string; kind: PullMode }[]> {
+    const { rows } = await this.pool.query<{ orderId: string; requestId: string; kind: PullMode }>(
+      `SELECT a.order_id AS "orderId", a.request_id AS "requestId", a.kind
        FROM attempts a JOIN orders o ON o.id = a.order_id
        WHERE o.next_step IS NULL AND a.request_id > $1
          AND (a.state IN ('sent', 'unknown')

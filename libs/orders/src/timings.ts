@@ -8,4 +8,14 @@ import type { ServiceConfig } from '@cardpull/config';
  * 10 s + 2 s keeps a killed worker's in-flight orders resuming within 15 s (docs/BENCHMARKS.md).
  * The lease is written and compared with the database's clock (now()), never a worker's.
  */
-export const leaseMs = (t: Pick<ServiceConfig, 'PARTNER_TIMEOUT_MS'>): number => t.PARTNER_TIMEOUT_MS + Math.min(2_000, t.PARTNER_TIMEOUT_MS);
+export const leaseMs = (t: Pick<ServiceConfig, 'PARTNER_TIMEOUT_MS' | 'PARTNER_TIMEOUT_SYNC_MS' | 'PARTNER_TIMEOUT_CREATE_MS' | 'PARTNER_TIMEOUT_POLL_MS'>): number => {
+  const call = longestPullTimeoutMs(t);
+  return call + Math.min(2_000, call);
+};
+
+/**
+ * The longest deadline of a call a lease covers: sync pull, async creation and poll (PARTNER_TIMEOUT_*_MS,
+ * each PARTNER_TIMEOUT_MS when unset). The reconciler's lease covers its reads of a pull request or card too.
+ */
+export const longestPullTimeoutMs = (t: Pick<ServiceConfig, 'PARTNER_TIMEOUT_MS' | 'PARTNER_TIMEOUT_SYNC_MS' | 'PARTNER_TIMEOUT_CREATE_MS' | 'PARTNER_TIMEOUT_POLL_MS'>): number =>
+  Math.max(t.PARTNER_TIMEOUT_SYNC_MS || t.PARTNER_TIMEOUT_MS, t.PARTNER_TIMEOUT_CREATE_MS || t.PARTNER_TIMEOUT_MS, t.PARTNER_TIMEOUT_POLL_MS || t.PARTNER_TIMEOUT_MS);

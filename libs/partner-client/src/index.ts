@@ -1,3 +1,4 @@
+export * from './call-gate';
 export * from './amounts';
 export * from './classify';
 export * from './outcome';

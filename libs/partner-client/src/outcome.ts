@@ -22,7 +22,9 @@ export type UnknownReason =
   | 'rate_limited'
   | 'in_progress'
   | 'unparseable'
-  | 'unexpected';
+  | 'unexpected'
+  /** Never sent: our own fleet-wide limit held it back (only calls made without a permit, never a pull). */
+  | 'held_back';
 
 export type PartnerOutcome<T> =
   | { kind: 'success'; value: T; httpStatus: number }

@@ -1,4 +1,5 @@
 import { Pool } from 'undici';
+import { KIND_OF, isHeldBack, type CallGate, type CallPermit } from './call-gate';
 import { classify } from './classify';
 import { retryAfterMs } from './retry-after';
 import type { PartnerEndpoint, PartnerOutcome } from './outcome';
@@ -21,6 +22,10 @@ export interface PartnerClientOptions {
   signatureForm: SignatureForm;
   /** Whole-call deadline (connect + answer), PARTNER_TIMEOUT_MS; the spec advises 10 s. */
   timeoutMs: number;
+  /** Per kind of call, a deadline other than timeoutMs (PARTNER_TIMEOUT_SYNC_MS and the like). */
+  timeouts?: Partial<PartnerTimeouts>;
+  /** The fleet's limits: asked before every call not given a permit of its own. */
+  gate?: CallGate;
   /** Kept-alive connections to the partner. */
   connections?: number;
   logger?: { debug(obj: object, msg: string): void; warn(obj: object, msg: string): void };
@@ -45,6 +50,25 @@ export interface PartnerCallEvent {
   durationMs: number;
 }
 
+/** Deadlines per kind: `sync` is POST /cards, `create` POST /pull_requests, `poll` GET /pull_requests/:id, `read` the rest. */
+export interface PartnerTimeouts {
+  sync: number;
+  create: number;
+  poll: number;
+  read: number;
+}
+
+const TIMEOUT_OF: Record<PartnerEndpoint, keyof PartnerTimeouts> = {
+  createCard: 'sync',
+  createPullRequest: 'create',
+  getPullRequest: 'poll',
+  listGiftCards: 'read',
+  getGiftCard: 'read',
+  getCard: 'read',
+  getInventory: 'read',
+  getBalance: 'read',
+};
+
 const API_PREFIX = '/partners/v1';
 const MAX_BODY_BYTES = 5 * 1024 * 1024;
 
@@ -56,8 +80,12 @@ export class PartnerClient {
   private readonly pool: Pool;
   private readonly origin: string;
   private readonly basePath: string;
+  readonly timeouts: PartnerTimeouts;
 
   constructor(private readonly opts: PartnerClientOptions) {
+    const t = opts.timeouts ?? {};
+    this.timeouts = { sync: t.sync || opts.timeoutMs, create: t.create || opts.timeoutMs, poll: t.poll || opts.timeoutMs, read: t.read || opts.timeoutMs };
+    const longest = Math.max(...Object.values(this.timeouts));
     const url = new URL(opts.baseUrl);
     this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/+$/, '');
@@ -67,9 +95,9 @@ export class PartnerClient {
       keepAliveMaxTimeout: 120_000,
       // The AbortSignal below is the deadline; undici's own timers are coarse (checked about every 500 ms)
       // and would fire early, so they only back it up.
-      headersTimeout: opts.timeoutMs + 1_000,
-      bodyTimeout: opts.timeoutMs + 1_000,
-      connect: { timeout: Math.min(opts.timeoutMs, 5_000) },
+      headersTimeout: longest + 1_000,
+      bodyTimeout: longest + 1_000,
+      connect: { timeout: Math.min(longest, 5_000) },
     });
   }
 
@@ -81,11 +109,14 @@ export class PartnerClient {
     return this.call('getGiftCard', 'GET', `/gift_cards/${encodeURIComponent(code)}`, undefined, parseGiftCard);
   }
 
-  /** Synchronous pull. `requestId` must already be committed to our database (invariant 1). */
-  async createCard(requestId: string, giftCardCode: string, amount: number): Promise<PartnerOutcome<Card>> {
+  /**
+   * Synchronous pull. `requestId` must already be committed to our database (invariant 1). `permit`: the
+   * fleet's leave for this call, taken by the caller before it recorded the call as sent.
+   */
+  async createCard(requestId: string, giftCardCode: string, amount: number, permit?: CallPermit): Promise<PartnerOutcome<Card>> {
     requireRequestId(requestId);
     const body = { card: { amount, gift_card_code: giftCardCode } };
-    const out = await this.call('createCard', 'POST', '/cards', body, parseCardEnvelope, requestId);
+    const out = await this.call('createCard', 'POST', '/cards', body, parseCardEnvelope, requestId, permit);
     return out.kind === 'success' ? { ...out, value: out.value.card } : out;
   }
 
@@ -95,16 +126,16 @@ export class PartnerClient {
   }
 
   /** Asynchronous pull creation. `requestId` must already be committed to our database (invariant 1). */
-  async createPullRequest(requestId: string, giftCardCode: string, amount: number): Promise<PartnerOutcome<PullRequest>> {
+  async createPullRequest(requestId: string, giftCardCode: string, amount: number, permit?: CallPermit): Promise<PartnerOutcome<PullRequest>> {
     requireRequestId(requestId);
     const body = { pull_request: { amount, gift_card_code: giftCardCode, request_id: requestId } };
-    const out = await this.call('createPullRequest', 'POST', '/pull_requests', body, parsePullRequestEnvelope, requestId);
+    const out = await this.call('createPullRequest', 'POST', '/pull_requests', body, parsePullRequestEnvelope, requestId, permit);
     return out.kind === 'success' ? { ...out, value: out.value.pull_request } : out;
   }
 
-  async getPullRequest(requestId: string): Promise<PartnerOutcome<PullRequest>> {
+  async getPullRequest(requestId: string, permit?: CallPermit): Promise<PartnerOutcome<PullRequest>> {
     const path = `/pull_requests/${encodeURIComponent(requestId)}`;
-    const out = await this.call('getPullRequest', 'GET', path, undefined, parsePullRequestEnvelope, requestId);
+    const out = await this.call('getPullRequest', 'GET', path, undefined, parsePullRequestEnvelope, requestId, permit);
     return out.kind === 'success' ? { ...out, value: out.value.pull_request } : out;
   }
 
@@ -128,7 +159,19 @@ export class PartnerClient {
     parse: (body: unknown) => T | undefined,
     /** The pull's request ID: sent as X-RequestId on POSTs (spec, "Request ID"), reported on the call event. */
     requestId?: string,
+    given?: CallPermit,
   ): Promise<PartnerOutcome<T>> {
+    const timeoutMs = this.timeouts[TIMEOUT_OF[endpoint]];
+    let permit = given;
+    if (!permit && this.opts.gate) {
+      // Asked here only by callers that record nothing as sent before the call (reads, the reconciler's
+      // reads of a pull request): one that is never sent is only reported as held back, never as an answer.
+      const got = await this.opts.gate.acquire(KIND_OF[endpoint], { maxWaitMs: timeoutMs });
+      if (isHeldBack(got)) {
+        return { kind: 'unknown', reason: 'held_back', message: `not sent: our fleet-wide limit on ${KIND_OF[endpoint]} calls (${got.reason}); ask again in ${got.waitMs} ms`, retryAfterMs: got.waitMs };
+      }
+      permit = got;
+    }
     const started = performance.now();
     const fullPath = `${this.basePath}${API_PREFIX}${path}`;
     const authorization = signRequest(
@@ -153,7 +196,7 @@ export class PartnerClient {
           ...(requestId && method === 'POST' ? { 'x-requestid': requestId } : {}),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(this.opts.timeoutMs),
+        signal: AbortSignal.timeout(timeoutMs),
       });
       const text = await readText(res.body);
       outcome = classify(endpoint, res.statusCode, parseJson(text), parse);
@@ -164,6 +207,11 @@ export class PartnerClient {
     } catch (error) {
       outcome = transportFailure(error);
     }
+    permit?.done({
+      sent: true,
+      ...('httpStatus' in outcome && outcome.httpStatus !== undefined ? { httpStatus: outcome.httpStatus } : {}),
+      ...(outcome.kind === 'unknown' && outcome.retryAfterMs !== undefined ? { retryAfterMs: outcome.retryAfterMs } : {}),
+    });
     const durationMs = performance.now() - started;
     const event: PartnerCallEvent = {
       endpoint,

@@ -1,6 +1,10 @@
 import { Global, Logger, Module } from '@nestjs/common';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import type { CallGate } from './call-gate';
 import { PartnerClient, type PartnerCallEvent, type PartnerClientOptions } from './partner-client';
+
+/** The fleet's limits on partner calls (libs/traffic provides it; without it, calls are not limited). */
+export const CALL_GATE = Symbol('CALL_GATE');
 
 /** The partner client's address, credentials, signature form and timeout, from the service settings. */
 export function partnerClientOptions(c: ServiceConfig): PartnerClientOptions {
@@ -11,6 +15,7 @@ export function partnerClientOptions(c: ServiceConfig): PartnerClientOptions {
     sharedKeyHex: c.PARTNER_SHARED_KEY,
     signatureForm: c.PARTNER_SIGNATURE_FORM,
     timeoutMs: c.PARTNER_TIMEOUT_MS,
+    timeouts: { sync: c.PARTNER_TIMEOUT_SYNC_MS, create: c.PARTNER_TIMEOUT_CREATE_MS, poll: c.PARTNER_TIMEOUT_POLL_MS, read: c.PARTNER_TIMEOUT_READ_MS },
   };
 }
 
@@ -31,14 +36,15 @@ export class PartnerCallListeners {
     PartnerCallListeners,
     {
       provide: PartnerClient,
-      inject: [SERVICE_CONFIG, PartnerCallListeners],
-      useFactory: (c: ServiceConfig, listeners: PartnerCallListeners) => {
+      inject: [SERVICE_CONFIG, PartnerCallListeners, { token: CALL_GATE, optional: true }],
+      useFactory: (c: ServiceConfig, listeners: PartnerCallListeners, gate?: CallGate) => {
         const log = new Logger(PartnerClient.name);
         return new PartnerClient({
           ...partnerClientOptions(c),
           connections: Math.max(16, c.WORKER_CONCURRENCY),
           logger: { debug: (o, m) => log.debug(o, m), warn: (o, m) => log.warn(o, m) },
           onCall: (event) => listeners.emit(event),
+          ...(gate ? { gate } : {}),
         });
       },
     },

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
-import { PG_POOL, withAdvisoryLock } from '@cardpull/db';
+import { PG_POOL, withAdvisoryLock, type PullMode } from '@cardpull/db';
 import { AfterCommit, StepsRepository, leaseMs } from '@cardpull/orders';
-import { PartnerClient } from '@cardpull/partner-client';
+import { CALL_GATE, PartnerClient, isHeldBack, type CallGate } from '@cardpull/partner-client';
 import { conditionToCheck, decide, type DecisionInput } from '../steps/decision';
 import { DecisionApplier } from '../steps/decision-applier.service';
 import { PartnerConditions } from '../steps/partner-conditions';
@@ -45,6 +45,7 @@ export class Reconciler extends PeriodicTask<ReconcileReport> {
     private readonly conditions: PartnerConditions,
     private readonly partner: PartnerClient,
     private readonly afterCommit: AfterCommit,
+    @Inject(CALL_GATE) private readonly gate: CallGate,
   ) {
     super();
   }
@@ -65,9 +66,9 @@ export class Reconciler extends PeriodicTask<ReconcileReport> {
       let cursor = '';
       for (;;) {
         const page = await this.steps.reconcileCandidates(cursor, PAGE, this.config.RECONCILE_DEAD_RECHECK_MS);
-        for (const { orderId, requestId } of page) {
+        for (const { orderId, requestId, kind } of page) {
           try {
-            report[await this.check(orderId, requestId)]++;
+            report[await this.check(orderId, requestId, kind)]++;
           } catch (error) {
             report.errors++;
             this.log.error({ orderId, requestId, err: (error as Error).message }, 'reconciliation of one attempt failed; the pass goes on');
@@ -82,18 +83,28 @@ export class Reconciler extends PeriodicTask<ReconcileReport> {
     return report;
   }
 
-  private async check(orderId: string, requestId: string): Promise<'resolved' | 'unchanged' | 'skipped'> {
+  private async check(orderId: string, requestId: string, attemptKind: PullMode): Promise<'resolved' | 'unchanged' | 'skipped'> {
     const owner = this.applier.actor;
-    const current = await this.steps.leaseForReconcile(orderId, requestId, owner, leaseMs(this.config));
-    if (!current) return 'skipped';
+    // The permit comes before the lease, which records the check as a call sent (see StepRunner.run). A
+    // sync ID is asked by sending it again: a creation; an async one by a poll, which never waits here.
+    const permit = await this.gate.acquire(attemptKind === 'sync' ? 'create' : 'poll', { maxWaitMs: 0, urgent: true });
+    if (isHeldBack(permit)) return 'skipped';
+    const current = await this.steps.leaseForReconcile(orderId, requestId, owner, leaseMs(this.config)).catch((error: unknown) => {
+      permit.done({ sent: false });
+      throw error;
+    });
+    if (!current) {
+      permit.done({ sent: false });
+      return 'skipped';
+    }
     const { order, attempt, clock } = current;
     try {
       const sent = attempt.kind === 'sync' ? 'sync_call' : 'async_poll';
       // A sync ID can only be asked by sending it again (the partner answers its first call's result).
       const answer =
         sent === 'sync_call'
-          ? await this.partner.createCard(attempt.requestId, order.giftCardCode, order.amount)
-          : await this.partner.getPullRequest(attempt.requestId);
+          ? await this.partner.createCard(attempt.requestId, order.giftCardCode, order.amount, permit)
+          : await this.partner.getPullRequest(attempt.requestId, permit);
       const input: DecisionInput = { order, attempt, sent, answer, now: clock.now(), timings: this.config, reconciling: true };
       const check = conditionToCheck(input);
       if (check) input.conditionCleared = (await this.conditions.check(check, order, 0)) === 'cleared';

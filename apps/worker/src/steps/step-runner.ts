@@ -1,12 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
-import { PartnerClient } from '@cardpull/partner-client';
+import { Inject, Injectable } from '@nestjs/common';
+import { CALL_GATE, PartnerClient, isHeldBack, type CallGate, type CallKind, type CallPermit } from '@cardpull/partner-client';
 import type { OrderJobData } from '@cardpull/queue';
 import { conditionToCheck, decide, decideResume, type Answer, type DecisionInput, type Sent } from './decision';
 import { DecisionApplier, type StepResult } from './decision-applier.service';
 import type { AttemptRow, DbClock, OrderRow } from '@cardpull/orders';
 import { PartnerConditions } from './partner-conditions';
 import { leaseMs, StepsRepository, type TakenStep } from '@cardpull/orders';
+
+/**
+ * How long a step waits in the worker for a permit of the fleet's partner limits before its job is put
+ * back in the queue until the wait told (a Retry-After pause, a long queue of creations).
+ */
+const PERMIT_WAIT_MS = 1_000;
+/** A poll of an attempt whose unknown-outcome window is this far gone no longer yields to creations. */
+const URGENT_SHARE_OF_WINDOW = 0.75;
 
 /**
  * Runs one step of an order: the sync pull, the async creation, a poll, or the check of an order waiting
@@ -23,21 +31,38 @@ export class StepRunner {
     private readonly applier: DecisionApplier,
     private readonly partner: PartnerClient,
     private readonly conditions: PartnerConditions,
+    @Inject(CALL_GATE) private readonly gate: CallGate,
   ) {}
 
   private get config() {
     return this.applier.config;
   }
 
-  async run(job: OrderJobData): Promise<StepResult> {
+  /** `name`: the job's name, which says only which partner limits a creation's permit is charged to. */
+  async run(job: OrderJobData, name?: string): Promise<StepResult> {
     // One lease owner per run, not per process: a second copy of this job in the same process (a Redis
     // flush, a stalled-job retry) must wait for the first one's call instead of taking it over.
     const owner = `${this.applier.actor}/${randomUUID().slice(0, 8)}`;
-    const taken = await this.steps.take(job.orderId, job.stepSeq, owner, leaseMs(this.config));
+    // A pull call's permit is taken before the order is leased (which records the call as sent): a call
+    // the fleet's limits hold back is never sent, so it never counts as an unknown outcome. Which limits
+    // it is charged to follows the job's name; what is sent still follows the order's row.
+    const creation = name === 'sync_call' || name === 'async_create';
+    const permit = creation ? await this.gate.acquire('create', { maxWaitMs: PERMIT_WAIT_MS }) : undefined;
+    if (permit && isHeldBack(permit)) return { kind: 'delay', delayMs: permit.waitMs, reason: `held back by the partner limits (${permit.reason})` };
+    // The wait for a database connection comes between the permit and the lease: a pause the partner asked
+    // for meanwhile (another worker's 429) still holds this call back.
+    let pausedFor = 0;
+    const ready = permit ? async () => (pausedFor = await permit.recheck()) === 0 : undefined;
+    const taken = await this.steps.take(job.orderId, job.stepSeq, owner, leaseMs(this.config), ready).catch((error: unknown) => {
+      permit?.done({ sent: false });
+      throw error;
+    });
+    if (taken === 'held' || !taken?.leased) permit?.done({ sent: false });
+    if (taken === 'held') return { kind: 'delay', delayMs: pausedFor, reason: 'held back by a partner pause' };
     if (!taken) return { kind: 'done', reason: 'no such order' };
     const { order, clock } = taken;
     if (order.stepSeq !== job.stepSeq || !order.nextStep) return { kind: 'done', reason: 'stale step' };
-    if (taken.leased) return this.call(taken);
+    if (taken.leased) return this.call(taken, permit);
     if (order.nextStepAt && clock.until(order.nextStepAt) > 1_000) {
       return { kind: 'delay', delayMs: clock.until(order.nextStepAt), reason: 'not due yet' };
     }
@@ -53,23 +78,32 @@ export class StepRunner {
   }
 
   /** POST /cards or POST /pull_requests with the attempt's request ID (committed before: invariant 1). */
-  private async call(taken: TakenStep): Promise<StepResult> {
+  private async call(taken: TakenStep, given?: CallPermit): Promise<StepResult> {
     const { order, attempt, previousState, clock } = taken;
     const sent = order.nextStep as 'sync_call' | 'async_create';
     if ((sent === 'sync_call') !== (order.mode === 'sync') || attempt.kind !== order.mode) {
       throw new Error(`order ${order.id}: step ${sent} does not fit a ${order.mode} order with a ${attempt.kind} attempt`);
     }
     const before = { ...attempt, state: previousState };
+    // Leased from a job of another name (only a hand-made job): take the permit now, before any call.
+    const permit = given ?? (await this.permitNow('create'));
     if (previousState === 'sent') {
+      permit.done({ sent: false });
       // The call was made by a worker that stopped before recording its answer: an unknown outcome.
       const recorded = await this.decideAndApply(order, before, sent, { kind: 'interrupted', sentAt: attempt.lastSentAt ?? new Date(clock.now()) }, clock);
       return sent === 'async_create' ? this.pollInterruptedCreation(order.id, recorded) : recorded;
     }
     const answer =
       sent === 'sync_call'
-        ? await this.partner.createCard(attempt.requestId, order.giftCardCode, order.amount)
-        : await this.partner.createPullRequest(attempt.requestId, order.giftCardCode, order.amount);
+        ? await this.partner.createCard(attempt.requestId, order.giftCardCode, order.amount, permit)
+        : await this.partner.createPullRequest(attempt.requestId, order.giftCardCode, order.amount, permit);
     return this.decideAndApply(order, before, sent, answer, clock);
+  }
+
+  /** A permit without waiting on creations' queue (the lease is already taken: the call must go now). */
+  private async permitNow(kind: CallKind): Promise<CallPermit> {
+    const got = await this.gate.acquire(kind, { maxWaitMs: 0, urgent: true });
+    return isHeldBack(got) ? { kind, done: () => undefined, recheck: async () => 0 } : got;
   }
 
   /** GET /pull_requests/:request_id. A poll that learns nothing writes nothing but notes: the job re-delays itself. */
@@ -77,8 +111,14 @@ export class StepRunner {
     // The poll is judged as of when it was sent: a run of 404s counts only the time the partner itself saw
     // go by (from the first 404, recorded after it came, to this GET's sending), however slowly this
     // answer was processed (PULL_REQUEST_SETTLE_MS is then never shortened by our own latency).
+    // Polls yield to creations (they wait on the shared limits first), unless the attempt's unknown-outcome
+    // window is nearly gone, or this poll has waited PARTNER_POLL_MAX_YIELD_MS past its time already.
+    const window = this.config.UNKNOWN_OUTCOME_WINDOW_MS;
+    const urgent = attempt.unknownSince != null && clock.now() - attempt.unknownSince.getTime() > window * URGENT_SHARE_OF_WINDOW;
+    const permit = await this.gate.acquire('poll', { maxWaitMs: PERMIT_WAIT_MS, urgent, ...(order.nextStepAt ? { heldSince: order.nextStepAt.getTime() } : {}) });
+    if (isHeldBack(permit)) return { kind: 'delay', delayMs: permit.waitMs, reason: `poll held back by the partner limits (${permit.reason})` };
     const sentAt = clock.now();
-    const answer = await this.partner.getPullRequest(attempt.requestId);
+    const answer = await this.partner.getPullRequest(attempt.requestId, permit);
     return this.decideAndApply(order, attempt, 'async_poll', answer, clock, sentAt);
   }
 

@@ -1,0 +1,3 @@
+export * from './limits';
+export * from './redis-call-gate';
+export * from './traffic.module';

@@ -1,0 +1,202 @@
+import Redis from 'ioredis';
+import { isHeldBack, type CallKind, type CallPermit, type HeldBack } from '@cardpull/partner-client';
+import { createTestRedis, type TestRedis } from '@cardpull/testing';
+import { parsePartnerLimits } from './limits';
+import { RedisCallGate, type GateOptions } from './redis-call-gate';
+
+/**
+ * The fleet's partner limits on a real Redis (own key prefix). Each gate has its own connection, as each
+ * worker process does: what one process takes, the others see.
+ */
+describe('RedisCallGate (real Redis)', () => {
+  let redis: TestRedis;
+  const gates: RedisCallGate[] = [];
+  const logs: { msg: string; obj: object }[] = [];
+
+  const gate = (limits: object, over: Partial<GateOptions> = {}) => {
+    const g = new RedisCallGate(new Redis(redis.url, { maxRetriesPerRequest: 1 }), {
+      prefix: redis.prefix,
+      limits: parsePartnerLimits(limits),
+      leaseMs: 5_000,
+      maxYieldMs: 5_000,
+      floorPerSecond: 1,
+      log: { warn: (obj, msg) => logs.push({ obj, msg }), log: (obj, msg) => logs.push({ obj, msg }) },
+      ...over,
+    });
+    gates.push(g);
+    return g;
+  };
+  const tryOnce = (g: RedisCallGate, kind: CallKind, urgent = false) => g.acquire(kind, { maxWaitMs: 0, urgent });
+  const permit = async (g: RedisCallGate, kind: CallKind): Promise<CallPermit> => {
+    const p = await tryOnce(g, kind);
+    if (isHeldBack(p)) throw new Error(`held back: ${p.reason}`);
+    return p;
+  };
+  /** The permit's report runs in the background: wait until Redis has it. */
+  const settle = () => new Promise((r) => setTimeout(r, 50));
+
+  beforeAll(async () => {
+    redis = await createTestRedis('traffic');
+  });
+  beforeEach(async () => {
+    logs.length = 0;
+    await redis.flush();
+  });
+  afterEach(() => {
+    for (const g of gates.splice(0)) g.close();
+  });
+  afterAll(() => redis.close());
+
+  it('a rate of 10/s shared by two processes admits half a second of calls (5) at once, then none until tokens come back', async () => {
+    const a = gate({ create: { per_second: 10 } });
+    const b = gate({ create: { per_second: 10 } });
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => tryOnce(i % 2 ? a : b, 'create')));
+    const admitted = answers.filter((x) => !isHeldBack(x)).length;
+    expect(admitted).toBe(5);
+    const refused = answers.filter(isHeldBack) as HeldBack[];
+    expect(new Set(refused.map((r) => r.reason))).toEqual(new Set(['rate']));
+    // One token every 100 ms: the wait told is at most that.
+    expect(Math.max(...refused.map((r) => r.waitMs))).toBeLessThanOrEqual(100);
+    // Polls have no limit of their own here.
+    expect(isHeldBack(await tryOnce(a, 'poll'))).toBe(false);
+  });
+
+  it('a caller that may wait gets its permit once a token is back', async () => {
+    const a = gate({ any: { per_second: 10 } });
+    for (let i = 0; i < 5; i++) await permit(a, 'read');
+    const started = Date.now();
+    const p = await a.acquire('read', { maxWaitMs: 1_000 });
+    expect(isHeldBack(p)).toBe(false);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(50);
+  });
+
+  it('in flight: the limit holds across processes, a finished call frees its place, and a call never sent gives its token back', async () => {
+    const a = gate({ create: { in_flight: 2, per_second: 4 } });
+    const b = gate({ create: { in_flight: 2, per_second: 4 } });
+    const first = await permit(a, 'create');
+    await permit(b, 'create');
+    const third = await tryOnce(b, 'create');
+    expect(isHeldBack(third) && third.reason).toBe('in_flight');
+    first.done({ sent: false });
+    await settle();
+    // Its place and its token are back: a third call may go (the bucket held only 2).
+    expect(isHeldBack(await tryOnce(b, 'create'))).toBe(false);
+  });
+
+  it('the place of a process killed during its call frees itself once the call lease is over', async () => {
+    const dead = gate({ poll: { in_flight: 1 } }, { leaseMs: 200 });
+    await permit(dead, 'poll'); // never done: the process died
+    const live = gate({ poll: { in_flight: 1 } }, { leaseMs: 200 });
+    expect(isHeldBack(await tryOnce(live, 'poll'))).toBe(true);
+    await new Promise((r) => setTimeout(r, 250));
+    expect(isHeldBack(await tryOnce(live, 'poll'))).toBe(false);
+  });
+
+  it('a 429 with Retry-After pauses that kind in every process until then, logged where it starts and ends; other kinds go on', async () => {
+    const a = gate({});
+    const b = gate({});
+    (await permit(a, 'create')).done({ sent: true, httpStatus: 429, retryAfterMs: 400 });
+    await settle();
+    const held = await tryOnce(b, 'create');
+    expect(isHeldBack(held) && held.reason).toBe('paused');
+    expect(isHeldBack(held) && held.waitMs).toBeGreaterThan(200);
+    expect(isHeldBack(await tryOnce(b, 'poll'))).toBe(false);
+    const view = (await b.snapshot())!.find((v) => v.scope === 'create')!;
+    expect(view.pausedUntil).not.toBeNull();
+    expect(view.rateLimitedLastHour).toBe(1);
+    expect(logs.map((l) => l.msg)).toContainEqual(expect.stringContaining('no create call from any worker until'));
+    await new Promise((r) => setTimeout(r, 450));
+    expect(isHeldBack(await tryOnce(b, 'create'))).toBe(false);
+    expect(logs.map((l) => l.msg)).toContain('partner pause of create calls over');
+  });
+
+  it('a 503 with Retry-After pauses too; one without it does not', async () => {
+    const a = gate({});
+    (await permit(a, 'poll')).done({ sent: true, httpStatus: 503 });
+    await settle();
+    expect(isHeldBack(await tryOnce(a, 'poll'))).toBe(false);
+    (await permit(a, 'poll')).done({ sent: true, httpStatus: 503, retryAfterMs: 300 });
+    await settle();
+    expect(isHeldBack(await tryOnce(a, 'poll'))).toBe(true);
+  });
+
+  it('a 429 without Retry-After halves the rate fleet-wide (once a second at most), never below the floor, and it recovers additively', async () => {
+    const a = gate({ create: { per_second: 40 } }, { floorPerSecond: 15 });
+    const b = gate({ create: { per_second: 40 } }, { floorPerSecond: 15 });
+    (await permit(a, 'create')).done({ sent: true, httpStatus: 429 });
+    (await permit(a, 'create')).done({ sent: true, httpStatus: 429 });
+    await settle();
+    let view = (await b.snapshot())!.find((v) => v.scope === 'create')!;
+    expect(view.adaptive).toBe(true);
+    expect(view.ratePerSecond).toBeGreaterThanOrEqual(20);
+    expect(view.ratePerSecond).toBeLessThan(21); // one cut, not two: 40 / 2, plus the recovery since
+    await new Promise((r) => setTimeout(r, 1_050));
+    (await permit(b, 'create')).done({ sent: true, httpStatus: 429 });
+    await settle();
+    view = (await b.snapshot())!.find((v) => v.scope === 'create')!;
+    // 20 + ~2/s of recovery, halved: ~11, held at the floor of 15.
+    expect(view.ratePerSecond).toBeGreaterThanOrEqual(15);
+    expect(view.ratePerSecond).toBeLessThan(16);
+    await new Promise((r) => setTimeout(r, 1_000));
+    view = (await b.snapshot())!.find((v) => v.scope === 'create')!;
+    expect(view.ratePerSecond).toBeGreaterThan(16); // recovering: + 40/20 per second
+    expect(logs.map((l) => l.msg)).toContainEqual(expect.stringContaining('slowed to 20.0/s fleet-wide'));
+  });
+
+  it('without a configured rate, a 429 without Retry-After slows the kind to half of what was admitted in the last second', async () => {
+    const a = gate({});
+    for (let i = 0; i < 30; i++) (await permit(a, 'poll')).done({ sent: true, httpStatus: 200 });
+    (await permit(a, 'poll')).done({ sent: true, httpStatus: 429 });
+    await settle();
+    const view = (await a.snapshot())!.find((v) => v.scope === 'poll')!;
+    expect(view.adaptive).toBe(true);
+    expect(view.ratePerSecond).toBeGreaterThanOrEqual(15);
+    expect(view.ratePerSecond).toBeLessThan(17);
+  });
+
+  it('creations go first: while one waits on the shared limit, polls yield, unless urgent', async () => {
+    const a = gate({ any: { per_second: 6 } });
+    for (let i = 0; i < 3; i++) await permit(a, 'read');
+    const create = await tryOnce(a, 'create');
+    expect(isHeldBack(create) && create.reason).toBe('rate');
+    const poll = await tryOnce(a, 'poll');
+    expect(isHeldBack(poll) && poll.reason).toBe('yield');
+    const urgent = await tryOnce(a, 'poll', true);
+    expect(isHeldBack(urgent) && urgent.reason).toBe('rate');
+    // A poll that has yielded for PARTNER_POLL_MAX_YIELD_MS no longer does.
+    const old = await a.acquire('poll', { maxWaitMs: 0, heldSince: Date.now() - 6_000 });
+    expect(isHeldBack(old) && old.reason).toBe('rate');
+  });
+
+  it('nothing configured: every call is admitted, and the snapshot counts calls in flight', async () => {
+    const a = gate({});
+    const permits = await Promise.all(Array.from({ length: 50 }, () => permit(a, 'create')));
+    const view = (await a.snapshot())!;
+    expect(view.find((v) => v.scope === 'create')!.inFlight).toBe(50);
+    expect(view.find((v) => v.scope === 'any')!.inFlight).toBe(50);
+    for (const p of permits) p.done({ sent: true, httpStatus: 200 });
+    await settle();
+    expect((await a.snapshot())!.find((v) => v.scope === 'any')!.inFlight).toBe(0);
+  });
+
+  it('Redis unreachable: calls go on without the limits, and that is logged', async () => {
+    const down = new RedisCallGate(new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null, lazyConnect: true }), {
+      prefix: redis.prefix,
+      limits: parsePartnerLimits({ any: { per_second: 1 } }),
+      leaseMs: 1_000,
+      maxYieldMs: 1_000,
+      floorPerSecond: 1,
+      log: { warn: (obj, msg) => logs.push({ obj, msg }), log: () => undefined },
+    });
+    gates.push(down);
+    expect(isHeldBack(await tryOnce(down, 'create'))).toBe(false);
+    expect(isHeldBack(await tryOnce(down, 'create'))).toBe(false);
+    expect(logs.map((l) => l.msg)).toContainEqual(expect.stringContaining('partner limits unavailable'));
+  });
+
+  it('PARTNER_LIMITS is checked in depth: an unknown kind or a bad number is refused with the setting name', () => {
+    expect(() => parsePartnerLimits({ pulls: { per_second: 1 } })).toThrow(/PARTNER_LIMITS/);
+    expect(() => parsePartnerLimits({ any: { per_second: -1 } })).toThrow(/PARTNER_LIMITS: any.per_second/);
+    expect(parsePartnerLimits({ poll: { in_flight: 4 } }).poll).toEqual({ perSecond: 0, inFlight: 4 });
+  });
+});
