@@ -6,6 +6,7 @@ import { withTimeout } from '@cardpull/platform';
 import { ORDERS_QUEUE, jobOf, orderStepJobId, type OrderJobData, type OrderJobName } from '@cardpull/queue';
 import type { ScheduledStep } from './order.types';
 import { liveJobIds } from './queue-repair';
+import { FairShare } from './fair-share';
 import { TurnBatch } from './turn-batch';
 
 const ENQUEUE_TIMEOUT_MS = 1_000;
@@ -24,7 +25,8 @@ void STEPS_ARE_JOBS;
  * request is still there, and the unknown-outcome window counts from the partner call, not from the poll.
  */
 const BACKGROUND_STEPS: ReadonlySet<string> = new Set<OrderStep>(['async_poll', 'resume_check']);
-const BACKGROUND_PRIORITY = 10;
+const BACKGROUND_PRIORITY = 1_000;
+const CREATION_STEPS: ReadonlySet<string> = new Set<OrderStep>(['sync_call', 'async_create']);
 
 /** At most this many steps in one Redis round trip (a batch is flushed earlier at the end of the event-loop turn). */
 const MAX_SCHEDULE_BATCH = 64;
@@ -49,6 +51,7 @@ interface Waiting {
 export class OrderQueue {
   private readonly log = new Logger(OrderQueue.name);
   private lastRedisError = 0;
+  private readonly fair = new FairShare();
   private readonly batch = new TurnBatch<Waiting>(MAX_SCHEDULE_BATCH, (waiting) => this.flush(waiting), MAX_SCHEDULES_IN_FLIGHT);
 
   constructor(@InjectQueue(ORDERS_QUEUE) readonly queue: Queue<OrderJobData>) {
@@ -101,15 +104,19 @@ export class OrderQueue {
     return this.queue.add(name, data, opts);
   }
 
-  /** The step's job from the job list (JOBS: its retry options), with its fixed id, delay and priority. */
+  /**
+   * The step's job from the job list (JOBS: its retry options), with its fixed id, delay and priority: a
+   * new order's first call by its client's fair share (FairShare), polls and re-checks after every call.
+   */
   private job(step: ScheduledStep) {
+    const priority = BACKGROUND_STEPS.has(step.step) ? BACKGROUND_PRIORITY : step.client && CREATION_STEPS.has(step.step) ? this.fair.next(step.client) : undefined;
     return jobOf(
       step.step,
       { orderId: step.orderId, stepSeq: step.stepSeq },
       {
         jobId: orderStepJobId(step.orderId, step.stepSeq),
         delay: Math.max(0, Math.round(step.delayMs)),
-        ...(BACKGROUND_STEPS.has(step.step) ? { priority: BACKGROUND_PRIORITY } : {}),
+        ...(priority ? { priority } : {}),
       },
     );
   }

@@ -8,6 +8,8 @@ export interface ScheduledStep {
   step: OrderStep;
   /** From now. Relative on purpose: when the step is due was decided by the database's clock, not this process's. */
   delayMs: number;
+  /** The calling client, for a new order's first step: its fair share of the partner (fair-share.ts). */
+  client?: string;
 }
 
 export const TERMINAL_STATUSES: readonly OrderStatus[] = ['completed', 'failed'];

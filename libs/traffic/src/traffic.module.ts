@@ -2,7 +2,7 @@ import { Global, Inject, Injectable, Logger, Module, type OnApplicationShutdown 
 import Redis from 'ioredis';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { CALL_GATE } from '@cardpull/partner-client';
-import { producerConnection } from '@cardpull/queue';
+import { redisOptions } from '@cardpull/queue';
 import { parsePartnerLimits } from './limits';
 import { RedisCallGate } from './redis-call-gate';
 
@@ -40,8 +40,16 @@ class GateConnection implements OnApplicationShutdown {
       inject: [SERVICE_CONFIG],
       useFactory: (c: ServiceConfig) => {
         const log = new Logger('PartnerLimits');
-        // Its own connection, failing fast while Redis is down (calls then go on without the limits).
-        const redis = new Redis({ ...producerConnection(c.REDIS_URL), connectionName: 'cardpull-traffic' });
+        // Its own connection. Commands wait for it while it connects (at start-up the API reads the catalog
+        // at once); each gate call has its own 1 s deadline, and while Redis is down they fail after one
+        // reconnection attempt: calls then go on without the limits.
+        const redis = new Redis({
+          ...redisOptions(c.REDIS_URL),
+          connectionName: 'cardpull-traffic',
+          maxRetriesPerRequest: 1,
+          connectTimeout: 2_000,
+          retryStrategy: (times) => Math.min(times * 200, 2_000),
+        });
         redis.on('error', () => undefined);
         return new RedisCallGate(redis, gateOptions(c, log));
       },

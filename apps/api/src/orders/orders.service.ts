@@ -63,7 +63,7 @@ export class OrdersService {
     });
     if (result.kind !== 'created') return this.replayOrConflict(result.kind === 'replay', result.order.id, client.client);
     const { order } = result;
-    await this.afterCommit.run({ next: { orderId: order.id, stepSeq: order.stepSeq, step: order.nextStep!, delayMs: 0 } });
+    await this.afterCommit.run({ next: { orderId: order.id, stepSeq: order.stepSeq, step: order.nextStep!, delayMs: 0, client: client.client } });
     return {
       created: true,
       detail: {

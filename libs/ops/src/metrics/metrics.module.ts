@@ -4,15 +4,16 @@ import { ApiKeyGuard, createMetricsRegistry, METRICS_REGISTRY, MetricsController
 import { PartnerStatusModule } from '../partner-status/partner-status.module';
 import { OperationsMetrics } from './operations.metrics';
 import { PartnerCallMetrics } from './partner-call.metrics';
+import { PartnerTrafficMetrics } from './partner-traffic.metrics';
 
 /**
  * GET /metrics (Prometheus text format) with this app's own prom-client registry: default process and
- * Node metrics, partner call metrics, and the operations gauges. Every name starts with `cardpull_`.
+ * Node metrics, partner call metrics, the fleet's partner limits, and the operations gauges. Every name starts with `cardpull_`.
  */
 @Module({
   imports: [OrdersCoreModule, PartnerStatusModule],
   controllers: [MetricsController],
-  providers: [{ provide: METRICS_REGISTRY, useFactory: createMetricsRegistry }, PartnerCallMetrics, OperationsMetrics, ApiKeyGuard],
+  providers: [{ provide: METRICS_REGISTRY, useFactory: createMetricsRegistry }, PartnerCallMetrics, PartnerTrafficMetrics, OperationsMetrics, ApiKeyGuard],
   exports: [METRICS_REGISTRY, PartnerCallMetrics],
 })
 export class MetricsModule {}

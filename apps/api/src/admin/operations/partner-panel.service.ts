@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { PartnerCircuit, PartnerErrors, PartnerSnapshots, type CircuitState, type Snapshot } from '@cardpull/orders';
-import type { Inventory } from '@cardpull/partner-client';
+import { PartnerClient, type Inventory, type PartnerTimeouts } from '@cardpull/partner-client';
+import { RedisCallGate, type ScopeView } from '@cardpull/traffic';
 import { TimeoutError, withTimeout } from '@cardpull/platform';
 import { CatalogService } from '../../catalog/catalog.service';
 
@@ -17,6 +18,10 @@ export interface PartnerPanelModel {
   catalogRefreshedAt: Date | null;
   circuit: CircuitState;
   errors: Awaited<ReturnType<PartnerErrors['recent']>>;
+  /** The fleet's limits per scope as they stand in Redis (null: Redis did not answer). */
+  traffic: ScopeView[] | null;
+  /** The deadline of each kind of call in force (PARTNER_TIMEOUT_*_MS). */
+  timeouts: PartnerTimeouts;
 }
 
 /** A snapshot, or why it is missing: the partner was slow (TimeoutError), it failed, or nothing is cached yet. */
@@ -32,7 +37,7 @@ function unavailable(result: unknown): string | null {
 
 /**
  * The partner panel of the operations page: environment, balance (with the LOW_BALANCE_THRESHOLD warning),
- * inventory of every catalog gift card, the credentials circuit and recent partner errors. Balance and
+ * inventory of every catalog gift card, the credentials circuit, the fleet's call limits and timeouts, and recent partner errors. Balance and
  * inventories come through PartnerSnapshots (cached for PARTNER_CACHE_TTL_MS); any of them may fail
  * without failing the page.
  */
@@ -44,15 +49,18 @@ export class PartnerPanel {
     private readonly circuit: PartnerCircuit,
     private readonly partnerErrors: PartnerErrors,
     private readonly catalogService: CatalogService,
+    private readonly gate: RedisCallGate,
+    private readonly client: PartnerClient,
   ) {}
 
   async build(): Promise<PartnerPanelModel> {
     const catalog = this.catalogService.list();
-    const [balance, inventories, circuit, errors] = await Promise.all([
+    const [balance, inventories, circuit, errors, traffic] = await Promise.all([
       this.balance(),
       Promise.all(catalog.cards.map((card) => this.inventory(card.code, card.name))),
       this.circuit.state(),
       this.partnerErrors.recent(20),
+      this.gate.snapshot(),
     ]);
     return {
       env: this.config.PARTNER_ENV,
@@ -63,6 +71,8 @@ export class PartnerPanel {
       catalogRefreshedAt: catalog.refreshedAt,
       circuit,
       errors,
+      traffic,
+      timeouts: this.client.timeouts,
     };
   }
 

@@ -1,0 +1,39 @@
+/**
+ * Fair shares of the partner between calling clients, for the order queue's priorities: a new order's
+ * first step gets a priority (BullMQ: lower goes first) that grows with how many orders its client sent
+ * in the last minute: 1 for a client's first order, 2 for its second, 3 up to its fourth, ... 1 + log2(n).
+ * A checkout's single order goes before a bulk import's ten-thousandth; the bulk import still gets all the
+ * capacity the others leave, and its own orders keep their order (their priorities only grow during the
+ * burst). Counted in this process (each API process sees its share of the traffic): a heuristic for the
+ * order of work, never a limit.
+ */
+export class FairShare {
+  /** Per client, the count of orders per second of the last WINDOW_S seconds. */
+  private readonly seconds = new Map<string, Map<number, number>>();
+  private static readonly WINDOW_S = 60;
+  /** Priorities stay under the background steps' (polls and re-checks: see order-queue.service.ts). */
+  static readonly MAX = 64;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** The priority of one more order of `client`, counting it. */
+  next(client: string): number {
+    const second = Math.floor(this.now() / 1000);
+    let counts = this.seconds.get(client);
+    if (!counts) this.seconds.set(client, (counts = new Map()));
+    let recent = 0;
+    for (const [s, n] of counts) {
+      if (s <= second - FairShare.WINDOW_S) counts.delete(s);
+      else recent += n;
+    }
+    counts.set(second, (counts.get(second) ?? 0) + 1);
+    if (this.seconds.size > 10_000) this.forgetIdle(second);
+    return Math.min(FairShare.MAX, 1 + Math.floor(Math.log2(recent + 1)));
+  }
+
+  private forgetIdle(second: number): void {
+    for (const [client, counts] of this.seconds) {
+      if (![...counts.keys()].some((s) => s > second - FairShare.WINDOW_S)) this.seconds.delete(client);
+    }
+  }
+}
