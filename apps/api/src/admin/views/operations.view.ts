@@ -72,19 +72,18 @@ export function ordersTable(rows: (OrderSummary & { matched?: string })[], withM
 function traffic(p: PartnerPanelModel): Html {
   const per = (n: number, unit: string) => (n ? html`${Number.isInteger(n) ? n : n.toFixed(1)}${unit}` : html`<span class="muted">unlimited</span>`);
   const paused = p.traffic?.filter((v) => v.pausedUntil) ?? [];
-  const deadline: Record<string, string> = { create: `${p.timeouts.sync} ms sync, ${p.timeouts.create} ms async`, poll: `${p.timeouts.poll} ms`, read: `${p.timeouts.read} ms`, any: '' };
   return html`<h3>Traffic <span class="muted small">(fleet-wide, PARTNER_LIMITS)</span></h3>
   ${paused.map((v) => html`<div class="warn" role="alert" data-paused="${v.scope}"><b>Paused by the partner:</b> no ${v.scope === 'any' ? '' : `${v.scope} `}call from any worker until ${time(v.pausedUntil!)} (Retry-After). Orders wait; nothing is failed.</div>`)}
   ${p.traffic === null
     ? html`<p class="alert">unavailable: Redis did not answer (calls go on without the fleet-wide limits meanwhile)</p>`
     : html`<table class="small" aria-label="Partner traffic">
-    <thead><tr><th>Calls</th><th>Limit</th><th>Rate now</th><th>Last second</th><th>In flight</th><th>429s, last hour</th><th>Timeout</th></tr></thead>
+    <thead><tr><th>Calls</th><th>Limit</th><th>Rate now</th><th>Last s</th><th>In flight</th><th>429s/h</th></tr></thead>
     <tbody>${p.traffic.map(
       (v) => html`<tr data-scope="${v.scope}"><td>${v.scope}</td><td>${per(v.limitPerSecond, '/s')}${v.limitInFlight ? html`, ${v.limitInFlight} in flight` : ''}</td>
-      <td>${per(v.ratePerSecond, '/s')}${v.adaptive ? html` <span class="badge">slowed after 429s</span>` : ''}</td><td>${v.lastSecond}</td><td>${v.inFlight}</td>
-      <td>${v.rateLimitedLastHour}</td><td class="nowrap">${deadline[v.scope] ?? ''}</td></tr>`,
+      <td>${per(v.ratePerSecond, '/s')}${v.adaptive ? html` <span class="badge">slowed</span>` : ''}</td><td>${v.lastSecond}</td><td>${v.inFlight}</td><td>${v.rateLimitedLastHour}</td></tr>`,
     )}</tbody>
-  </table>`}`;
+  </table>`}
+  <p class="small muted" data-timeouts>Timeouts: ${p.timeouts.sync} ms sync pull, ${p.timeouts.create} ms async creation, ${p.timeouts.poll} ms poll, ${p.timeouts.read} ms read</p>`;
 }
 
 function partner(p: PartnerPanelModel): Html {
