@@ -1,5 +1,6 @@
 import { request } from 'undici';
 import type { LedgerView } from '@cardpull/testing';
+import type { SimLimitsInput, SimLimitsView } from '@cardpull/sim-contract';
 
 /**
  * The simulator's control API (apps/partner-sim/README.md), and the partner faults of the chaos run.
@@ -73,6 +74,14 @@ export class SimClient {
   }
   ledger(): Promise<LedgerView> {
     return this.call('GET', '/_sim/ledger');
+  }
+  /** Replaces the partner's rate limits (PUT /_sim/limits); its counts start again. */
+  setLimits(limits: SimLimitsInput): Promise<SimLimitsView> {
+    return this.call('PUT', '/_sim/limits', limits);
+  }
+  /** The partner's rate limits and what they admitted and refused since the last PUT (GET /_sim/limits). */
+  limits(): Promise<SimLimitsView> {
+    return this.call('GET', '/_sim/limits');
   }
 }
 

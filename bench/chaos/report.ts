@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { SimLimitsView } from '@cardpull/sim-contract';
 import type { ChaosSettings } from './settings';
 
 /** The outcome of a chaos run: what was done, what was seen, what broke. Holds no card code or PIN. */
@@ -31,7 +32,16 @@ export interface ChaosReport {
     cards: { issuedForOurRequestIds: number; issuedTotal: number; stored: number; byRole: Record<string, number> };
     /** The money-safety promise in three counts (verify.ts moneyCounts); each must be 0. */
     money: { lostCards: number; ordersWithTwoCards: number; newIdsWhileLive: number } | null;
-    partner: { requests: number; posts: number; requestIdsSentMoreThanOnce: number; faultHits: Record<string, number> };
+    partner: {
+      requests: number;
+      posts: number;
+      requestIdsSentMoreThanOnce: number;
+      faultHits: Record<string, number>;
+      /** The partner's own limits (CHAOS_PARTNER_LIMITS) and what they admitted and refused; null: unlimited. */
+      limits: SimLimitsView | null;
+      /** Retry-After pauses our processes began, per kind of call (their logs: a 429 of the limits or of the rate_limited fault). */
+      pausesBegun: Record<string, number>;
+    };
     kills: { atS: number; worker: string; pid: number; newPid: number | null; restartS: number | null }[];
     /** API or worker processes that exited by themselves (each one is also a violation), started again. */
     crashes: { process: string; pid: number; restartedAs: number | null }[];
@@ -61,7 +71,7 @@ export function newReport(settings: ChaosSettings, reportDir: string): ChaosRepo
       orders: { planned: settings.orders, sent: 0, created: 0, intakeRetries: 0, byStatus: {}, failedByCode: {}, attempts: 0, ordersWithSeveralAttempts: 0, needsAttentionByReason: {} },
       cards: { issuedForOurRequestIds: 0, issuedTotal: 0, stored: 0, byRole: {} },
       money: null,
-      partner: { requests: 0, posts: 0, requestIdsSentMoreThanOnce: 0, faultHits: {} },
+      partner: { requests: 0, posts: 0, requestIdsSentMoreThanOnce: 0, faultHits: {}, limits: null, pausesBegun: {} },
       kills: [],
       crashes: [],
       flush: null,
@@ -140,6 +150,8 @@ export function summaryLines(r: ChaosReport): string[] {
   );
   out.push(`partner:            ${f.partner.requests} requests, ${f.partner.posts} POSTs, ${f.partner.requestIdsSentMoreThanOnce} request IDs sent more than once`);
   out.push(`fault hits:         ${Object.entries(f.partner.faultHits).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}`);
+  out.push(`partner limits:     ${limitsLine(f.partner.limits)}`);
+  out.push(`pauses begun:       ${Object.entries(f.partner.pausesBegun).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'} (Retry-After from the partner, fleet-wide)`);
   out.push(
     `kills:              ${f.kills.length}${f.kills.length ? ` (${f.kills.map((k) => `${k.atS} s ${k.worker} pid ${k.pid}${k.restartS !== null ? `, back in ${k.restartS} s` : ', not restarted'}`).join('; ')})` : ''}`,
   );
@@ -157,6 +169,20 @@ export function summaryLines(r: ChaosReport): string[] {
   for (const v of r.violations) out.push(`  x ${v}`);
   out.push(`report:             ${join(r.reportDir, 'report.json')}`, '');
   return out;
+}
+
+/** "create 60/s: 2000 admitted, 3 refused (0.15 %)" per limited kind; "none" for an unlimited partner. */
+export function limitsLine(view: SimLimitsView | null): string {
+  if (!view) return 'none';
+  const parts = Object.entries(view.limits)
+    .filter(([, l]) => l)
+    .map(([kind, l]) => {
+      const c = view.counts[kind as keyof SimLimitsView['counts']];
+      const what = [l!.per_second !== undefined ? `${l!.per_second}/s` : '', l!.in_flight !== undefined ? `${l!.in_flight} in flight` : ''].filter(Boolean).join(', ');
+      const share = c.admitted + c.refused ? ((100 * c.refused) / (c.admitted + c.refused)).toFixed(2) : '0.00';
+      return `${kind} ${what}: ${c.admitted} admitted, ${c.refused} refused (${share} %)`;
+    });
+  return parts.join('; ') || 'none';
 }
 
 export function writeReport(r: ChaosReport): void {

@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { snapshot } from '@cardpull/testing';
 import { databaseText, dbFigures, openOrders, redisText, statusCounts } from './collect';
@@ -171,6 +171,7 @@ export async function runChaos(settings: ChaosSettings, opts: RunOptions = {}): 
 
     // Verify, with the service stopped so that nothing moves between the ledger and the snapshot.
     await stack.stopService();
+    if (settings.partnerLimits) report.figures.partner.limits = await stack.sim.limits();
     const ledger = await stack.sim.ledger();
     const db = await snapshot(stack.pg.url);
     verify(report, stack, ledger, db, load, timeoutMs);
@@ -178,6 +179,7 @@ export async function runChaos(settings: ChaosSettings, opts: RunOptions = {}): 
     Object.assign(report.figures.orders, { ...figures, sent: load.sent, created: load.created, intakeRetries: load.retries });
     if (stack.pg.logFile && existsSync(stack.pg.logFile)) copyFileSync(stack.pg.logFile, join(reportDir, 'postgres.log'));
     const logFiles = readdirSync(reportDir).filter((f) => f.endsWith('.log')).map((f) => join(reportDir, f));
+    report.figures.partner.pausesBegun = pausesBegun(logFiles.filter((f) => /\/(api|worker)[^/]*\.log$/.test(f)));
     const scanned = secretsInFiles(logFiles, ledger);
     report.figures.logs = { files: logFiles.length, bytesScanned: scanned.bytes };
     addViolations(report, 'secrets in logs', scanned.problems);
@@ -254,6 +256,21 @@ function verify(report: ChaosReport, stack: ChaosStack, ledger: Ledger, db: Awai
   if (unexpectedFailures.length) {
     report.warnings.push(`${unexpectedFailures.length} orders failed for another reason than async errors: ${unexpectedFailures.slice(0, 5).map((o) => `${o.id} ${o.error_code}`).join(', ')}`);
   }
+}
+
+/** Retry-After pauses begun per kind of call, from the service's logs ("partner asked for a pause: no <kind> call ..."). */
+function pausesBegun(files: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const file of files) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const m of text.matchAll(/partner asked for a pause: no (\w+) call/g)) out[m[1]!] = (out[m[1]!] ?? 0) + 1;
+  }
+  return out;
 }
 
 function countBy(values: string[]): Record<string, number> {

@@ -3,6 +3,7 @@
  * with every problem named in one error. `runChaos` takes the parsed object, so a test can build one
  * with `chaosSettings({ ...overrides })`.
  */
+import { simLimitsSchema, type SimLimits } from '@cardpull/sim-contract';
 
 export interface ChaosSettings {
   /** CHAOS_ORDERS: orders sent. */
@@ -23,6 +24,11 @@ export interface ChaosSettings {
   flush: boolean;
   /** CHAOS_POSTGRES_RESTART: one restart of the run's own Postgres about two thirds of the way. */
   postgresRestart: boolean;
+  /**
+   * CHAOS_PARTNER_LIMITS: the partner's rate limits for the whole run (the simulator's SIM_LIMITS), given to
+   * cardpull's processes as PARTNER_LIMITS too (without retry_after_s); null (`off`): an unlimited partner.
+   */
+  partnerLimits: SimLimits | null;
   /** CHAOS_QUIET_TIMEOUT_S: every order must be terminal this long after the faults stop. */
   quietTimeoutS: number;
   /** CHAOS_SKIP_BUILD: use dist/ as it is. */
@@ -54,6 +60,23 @@ export const TIMING_DEFAULTS: Record<string, string> = {
   SIM_ASYNC_DELAY_MS: '1000',
   WORKER_CONCURRENCY: '32',
 };
+
+/**
+ * The default partner of the run enforces a limit on creations a little above the order rate (50/s): the
+ * bursts after a kill, the FLUSHALL and the Postgres restart meet it, and the fleet's shared limit holds
+ * them back (issue 12). `CHAOS_PARTNER_LIMITS=off` for an unlimited partner.
+ */
+export const PARTNER_LIMITS_DEFAULT = '{"create":{"per_second":60}}';
+
+/** PARTNER_LIMITS for cardpull: the partner's limits without what only the partner says (retry_after_s). */
+export function servicePartnerLimits(limits: SimLimits): string {
+  const out: Record<string, { per_second?: number; in_flight?: number }> = {};
+  for (const [kind, limit] of Object.entries(limits)) {
+    if (!limit) continue;
+    out[kind] = { ...(limit.per_second !== undefined ? { per_second: limit.per_second } : {}), ...(limit.in_flight !== undefined ? { in_flight: limit.in_flight } : {}) };
+  }
+  return JSON.stringify(out);
+}
 
 export class ChaosSettingsError extends Error {
   constructor(readonly problems: string[]) {
@@ -99,6 +122,21 @@ export function settingsFromEnv(env: Env = process.env): ChaosSettings {
     if (!/^\d+$/.test(v)) problems.push(`${name}=${v}: must be a whole number of ${name.endsWith('_MS') ? 'milliseconds' : 'units'}`);
     timings[name] = v;
   }
+  const limitsRaw = raw('CHAOS_PARTNER_LIMITS') ?? PARTNER_LIMITS_DEFAULT;
+  let partnerLimits: SimLimits | null = null;
+  if (!['off', 'none', 'false', '0'].includes(limitsRaw.toLowerCase())) {
+    let json: unknown;
+    try {
+      json = JSON.parse(limitsRaw);
+    } catch {
+      problems.push(`CHAOS_PARTNER_LIMITS=${limitsRaw}: not JSON (e.g. ${PARTNER_LIMITS_DEFAULT}, or off)`);
+    }
+    if (json !== undefined) {
+      const parsed = simLimitsSchema.safeParse(json);
+      if (parsed.success) partnerLimits = parsed.data;
+      else problems.push(`CHAOS_PARTNER_LIMITS=${limitsRaw}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+    }
+  }
   const maxKillsRaw = raw('CHAOS_MAX_KILLS');
   const settings: ChaosSettings = {
     orders: num('CHAOS_ORDERS', 2000, 1, 1_000_000),
@@ -110,6 +148,7 @@ export function settingsFromEnv(env: Env = process.env): ChaosSettings {
     faultShare: num('CHAOS_FAULT_SHARE', 0.1, 0, 1, false),
     flush: bool('CHAOS_FLUSH', true),
     postgresRestart: bool('CHAOS_POSTGRES_RESTART', true),
+    partnerLimits,
     quietTimeoutS: num('CHAOS_QUIET_TIMEOUT_S', 300, 1, 24 * 3600, false),
     skipBuild: bool('CHAOS_SKIP_BUILD', false),
     postgres: postgres === 'shared' ? 'shared' : 'dedicated',
@@ -149,6 +188,7 @@ export function describeSettings(s: ChaosSettings): string[] {
     `orders ${s.orders} at ${s.rate}/s, async share ${s.asyncShare}, ${s.workers} workers`,
     `kills every ~${s.killEveryS || '-'} s${s.maxKills !== null ? ` (at most ${s.maxKills})` : ''}, fault share ${s.faultShare} per family, ` +
       `FLUSHALL ${s.flush ? 'yes' : 'no'}, Postgres restart ${s.postgresRestart ? 'yes' : 'no'} (${s.postgres})`,
+    `partner limits ${s.partnerLimits ? `${JSON.stringify(s.partnerLimits)} (the simulator's SIM_LIMITS; cardpull's PARTNER_LIMITS ${servicePartnerLimits(s.partnerLimits)})` : 'none'}`,
     `quiet timeout ${s.quietTimeoutS} s, skip build ${s.skipBuild}`,
     `timings ${Object.entries(s.timings).map(([k, v]) => `${k}=${v}`).join(' ')}`,
   ];

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { startPostgres, startRedis, type ChaosPostgres, type ChaosRedis } from './databases';
 import { SimClient } from './faults';
 import { freePort, sleep, spawnApp, waitHealthy, type AppProcess, type Cleanup, type Log } from './infra';
-import type { ChaosSettings } from './settings';
+import { servicePartnerLimits, type ChaosSettings } from './settings';
 
 /**
  * cardpull as the chaos run starts it: its own Postgres and Redis, the simulator, the API and N workers as
@@ -70,6 +70,7 @@ export class ChaosStack {
       SIM_CONTROL: 'true',
       SIM_MODE: 'production',
       SIM_ASYNC_DELAY_MS: t.SIM_ASYNC_DELAY_MS!,
+      ...(settings.partnerLimits ? { SIM_LIMITS: JSON.stringify(settings.partnerLimits) } : {}),
     });
     await waitHealthy(sim, `${simUrl}/_sim/health`);
     this.sim = new SimClient(simUrl);
@@ -86,6 +87,8 @@ export class ChaosStack {
       PARTNER_ENV: 'staging',
       PARTNER_BASE_URL: simUrl,
       ...serviceTimings,
+      // The partner's limits, shared by every process through Redis (issue 12).
+      ...(settings.partnerLimits ? { PARTNER_LIMITS: servicePartnerLimits(settings.partnerLimits) } : {}),
     };
     this.apiUrl = `http://127.0.0.1:${apiPort}`;
     this.apiSlot = this.newSlot('api', 'api', apiPort);

@@ -14,6 +14,16 @@ export interface BenchSettings {
   e2eOrders: number;
   /** BENCH_PENDING: async orders kept pending for the scale and FLUSHALL runs. */
   pending: number;
+  /** BENCH_LIMITS_ORDERS: sync orders, then as many async ones, per run of the limits bench's limited partner. */
+  limitsOrders: number;
+  /** BENCH_LIMITS_RATE: the partner's limit (calls per second) in the limits bench, given to cardpull as well. */
+  limitsRate: number;
+  /** BENCH_LIMITS_PENDING: async orders pending (polled) in the limits bench's starvation run. */
+  limitsPending: number;
+  /** BENCH_LIMITS_NEW: new sync orders sent into that backlog. */
+  limitsNew: number;
+  /** BENCH_LIMITS_PARTS: which runs of the limits bench (limited, storm, starvation; default all). */
+  limitsParts: string[];
   /** BENCH_SKIP_BUILD: use dist/ as it is. */
   skipBuild: boolean;
 }
@@ -26,12 +36,25 @@ export function settingsFromEnv(env = process.env): BenchSettings {
     if (!Number.isInteger(n) || n < min) throw new Error(`${name}=${raw}: must be an integer >= ${min}`);
     return n;
   };
+  const parts = (name: string, all: string[]) => {
+    const raw = env[name]?.trim();
+    if (!raw) return all;
+    const chosen = raw.split(',').map((p) => p.trim()).filter(Boolean);
+    const unknown = chosen.filter((p) => !all.includes(p));
+    if (unknown.length || !chosen.length) throw new Error(`${name}=${raw}: a comma-separated list of ${all.join(', ')}`);
+    return chosen;
+  };
   return {
     rounds: int('BENCH_ROUNDS', 3, 1),
     intakeSeconds: int('BENCH_INTAKE_SECONDS', 8, 2),
     connections: int('BENCH_CONNECTIONS', 32, 1),
     e2eOrders: int('BENCH_E2E_ORDERS', 2000, 100),
     pending: int('BENCH_PENDING', 10_000, 100),
+    limitsOrders: int('BENCH_LIMITS_ORDERS', 2000, 50),
+    limitsRate: int('BENCH_LIMITS_RATE', 50, 5),
+    limitsPending: int('BENCH_LIMITS_PENDING', 10_000, 100),
+    limitsNew: int('BENCH_LIMITS_NEW', 500, 20),
+    limitsParts: parts('BENCH_LIMITS_PARTS', ['limited', 'storm', 'starvation']),
     skipBuild: ['1', 'true', 'yes'].includes((env.BENCH_SKIP_BUILD ?? '').toLowerCase()),
   };
 }

@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import type { LedgerRequest } from '@cardpull/sim-contract';
 import type { SimClient } from '../chaos/faults';
 import { until } from './context';
 import { createOrders } from './http-load';
@@ -34,11 +35,8 @@ export async function createPending(opts: { db: Pool; apiUrl: string; apiKey: st
 }
 
 /** Partner requests of the simulator's ledger since `sinceMs` (GET /_sim/ledger?since=). */
-export async function ledgerSince(sim: SimClient, sinceMs: number): Promise<{ at: string; method: string; path: string; request_id: string | null; status: number | null }[]> {
-  const view = await sim.call<{ requests: { at: string; method: string; path: string; request_id: string | null; status: number | null }[] }>(
-    'GET',
-    `/_sim/ledger?since=${encodeURIComponent(new Date(sinceMs).toISOString())}`,
-  );
+export async function ledgerSince(sim: SimClient, sinceMs: number): Promise<LedgerRequest[]> {
+  const view = await sim.call<{ requests: LedgerRequest[] }>('GET', `/_sim/ledger?since=${encodeURIComponent(new Date(sinceMs).toISOString())}`);
   return view.requests;
 }
 
