@@ -41,6 +41,8 @@ export interface ChaosReport {
       limits: SimLimitsView | null;
       /** Retry-After pauses our processes began, per kind of call (their logs: a 429 of the limits or of the rate_limited fault). */
       pausesBegun: Record<string, number>;
+      /** The most creations (POST /cards, POST /pull_requests) that reached the partner within one second. */
+      creationsBusiestSecond: number;
     };
     kills: { atS: number; worker: string; pid: number; newPid: number | null; restartS: number | null }[];
     /** API or worker processes that exited by themselves (each one is also a violation), started again. */
@@ -71,7 +73,7 @@ export function newReport(settings: ChaosSettings, reportDir: string): ChaosRepo
       orders: { planned: settings.orders, sent: 0, created: 0, intakeRetries: 0, byStatus: {}, failedByCode: {}, attempts: 0, ordersWithSeveralAttempts: 0, needsAttentionByReason: {} },
       cards: { issuedForOurRequestIds: 0, issuedTotal: 0, stored: 0, byRole: {} },
       money: null,
-      partner: { requests: 0, posts: 0, requestIdsSentMoreThanOnce: 0, faultHits: {}, limits: null, pausesBegun: {} },
+      partner: { requests: 0, posts: 0, requestIdsSentMoreThanOnce: 0, faultHits: {}, limits: null, pausesBegun: {}, creationsBusiestSecond: 0 },
       kills: [],
       crashes: [],
       flush: null,
@@ -150,7 +152,7 @@ export function summaryLines(r: ChaosReport): string[] {
   );
   out.push(`partner:            ${f.partner.requests} requests, ${f.partner.posts} POSTs, ${f.partner.requestIdsSentMoreThanOnce} request IDs sent more than once`);
   out.push(`fault hits:         ${Object.entries(f.partner.faultHits).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}`);
-  out.push(`partner limits:     ${limitsLine(f.partner.limits)}`);
+  out.push(`partner limits:     ${limitsLine(f.partner.limits)}; busiest second: ${f.partner.creationsBusiestSecond} creations`);
   out.push(`pauses begun:       ${Object.entries(f.partner.pausesBegun).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'} (Retry-After from the partner, fleet-wide)`);
   out.push(
     `kills:              ${f.kills.length}${f.kills.length ? ` (${f.kills.map((k) => `${k.atS} s ${k.worker} pid ${k.pid}${k.restartS !== null ? `, back in ${k.restartS} s` : ', not restarted'}`).join('; ')})` : ''}`,

@@ -217,6 +217,7 @@ function verify(report: ChaosReport, stack: ChaosStack, ledger: Ledger, db: Awai
     requests: ledger.requests.length,
     posts: posts.length,
     requestIdsSentMoreThanOnce: [...perId.values()].filter((n) => n > 1).length,
+    creationsBusiestSecond: busiestSecond(posts.filter((p) => p.path === '/partners/v1/cards' || p.path === '/partners/v1/pull_requests').map((p) => Date.parse(p.at))),
   };
   report.figures.cards = { issuedForOurRequestIds: ledger.cards.filter((c) => ours.has(c.request_id)).length, issuedTotal: ledger.cards.length, stored: db.cards.length, byRole: {} };
   report.figures.crashes = stack.crashRestarts.map((c) => ({ process: c.label, pid: c.pid, restartedAs: c.newPid }));
@@ -256,6 +257,17 @@ function verify(report: ChaosReport, stack: ChaosStack, ledger: Ledger, db: Awai
   if (unexpectedFailures.length) {
     report.warnings.push(`${unexpectedFailures.length} orders failed for another reason than async errors: ${unexpectedFailures.slice(0, 5).map((o) => `${o.id} ${o.error_code}`).join(', ')}`);
   }
+}
+
+/** The most of these instants (ms) within any one second. */
+function busiestSecond(times: number[]): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let best = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (sorted[i]! - sorted[j]! >= 1_000) j++;
+    best = Math.max(best, i - j + 1);
+  }
+  return best;
 }
 
 /** Retry-After pauses begun per kind of call, from the service's logs ("partner asked for a pause: no <kind> call ..."). */
