@@ -63,7 +63,7 @@ const serviceObject = z.object({
      * fleet-wide limit (each worker's WORKER_CONCURRENCY bounds its own calls, as before).
      */
     PARTNER_LIMITS: jsonSetting({} as Record<string, unknown>, (v) => isObject(v), 'must be a JSON object of limits per kind (create, poll, read, any), e.g. {"any":{"per_second":50}}'),
-    /** A poll or re-check yields the partner to waiting pull creations for at most this long, then goes first. */
+    /** A poll or re-check yields to new orders' pull creations (in the queue, PollAging; at the gate, RedisCallGate) for at most this long, then goes first. */
     PARTNER_POLL_MAX_YIELD_MS: timing(5_000),
     /** Without Retry-After, a 429 halves the kind's rate, never below this many calls per second; it then recovers additively. */
     PARTNER_BACKOFF_FLOOR_PER_SECOND: intSetting(1, 1, 100_000),

@@ -2,11 +2,15 @@ import { Queue, Worker } from 'bullmq';
 import Redis from 'ioredis';
 import { createTestRedis, type TestRedis } from '@cardpull/testing';
 import { ORDERS_QUEUE, orderStepJobId, type OrderJobData } from '@cardpull/queue';
-import { OrderQueue } from './order-queue.service';
+import { AGED_PRIORITY, BACKGROUND_PRIORITY, OrderQueue } from './order-queue.service';
+import { PollAging } from './poll-aging';
 
 /**
  * OrderQueue against a real Redis (own key prefix): partner calls go before due polls, and the steps
- * scheduled in one event-loop turn all land (one addBulk), each under its fixed job id.
+ * scheduled in one event-loop turn all land (one addBulk), each under its fixed job id. PollAging: new
+ * orders hold a due poll back in the queue for PARTNER_POLL_MAX_YIELD_MS at most (issue 12, item 2); it
+ * reads BullMQ's prioritized set as BullMQ writes it, so this also checks that reading against the BullMQ
+ * version installed.
  */
 describe('OrderQueue (real Redis)', () => {
   let redis: TestRedis;
@@ -18,6 +22,21 @@ describe('OrderQueue (real Redis)', () => {
     const c = new Redis(redis.url, { maxRetriesPerRequest: null });
     connections.push(c);
     return c;
+  };
+
+  /** Every ready job's order id, in the order a worker takes them. */
+  const takeAll = async (): Promise<string[]> => {
+    const worker = new Worker<OrderJobData>(ORDERS_QUEUE, null, { connection: connection(), prefix: redis.prefix, autorun: false });
+    const taken: string[] = [];
+    try {
+      for (;;) {
+        const job = await worker.getNextJob(`token-${taken.length}`, { block: false });
+        if (!job) return taken;
+        taken.push(job.data.orderId);
+      }
+    } finally {
+      await worker.close();
+    }
   };
 
   beforeAll(async () => {
@@ -42,16 +61,7 @@ describe('OrderQueue (real Redis)', () => {
     await orders.schedule({ orderId: 'sync', stepSeq: 1, step: 'sync_call', delayMs: 0 });
     await orders.schedule({ orderId: 'async', stepSeq: 1, step: 'async_create', delayMs: 0 });
 
-    const taken: string[] = [];
-    const worker = new Worker<OrderJobData>(ORDERS_QUEUE, null, { connection: connection(), prefix: redis.prefix, autorun: false });
-    try {
-      for (let i = 0; i < 8; i++) {
-        const job = await worker.getNextJob(`token-${i}`, { block: false });
-        if (job) taken.push(job.data.orderId);
-      }
-    } finally {
-      await worker.close();
-    }
+    const taken = await takeAll();
     expect(taken.slice(0, 2)).toEqual(['sync', 'async']);
     expect(taken.slice(2).sort()).toEqual(['poll-0', 'poll-1', 'poll-2', 'poll-3', 'poll-4', 'resume']);
   });
@@ -64,5 +74,40 @@ describe('OrderQueue (real Redis)', () => {
     const live = await orders.liveJobIds();
     expect(live.size).toBe(150);
     for (const s of steps) expect(live.has(orderStepJobId(s.orderId, s.stepSeq))).toBe(true);
+  });
+
+  describe('PollAging', () => {
+    const MAX_WAIT_MS = 5_000;
+    let now = 0;
+    const priorityOf = async (orderId: string, stepSeq: number) => (await queue.getJob(`${orderId}-${stepSeq}`))?.priority;
+
+    it('polls that have waited the bound behind creations go before new creations; younger polls still wait behind them', async () => {
+      const aging = new PollAging(queue, MAX_WAIT_MS, () => now);
+      now = 0;
+      await Promise.all([0, 1, 2].map((i) => orders.schedule({ orderId: `old-poll-${i}`, stepSeq: 2, step: 'async_poll', delayMs: 0 })));
+      expect(await aging.tick()).toBe(0); // the first look: nothing has waited yet
+
+      now = 3_000;
+      await orders.schedule({ orderId: 'young-poll', stepSeq: 2, step: 'async_poll', delayMs: 0 });
+      await Promise.all(Array.from({ length: 4 }, (_, i) => orders.schedule({ orderId: `bulk-${i}`, stepSeq: 1, step: 'sync_call', delayMs: 0, client: 'bulk' })));
+      expect(await aging.tick()).toBe(0); // 3 s: under the bound
+
+      now = 5_200;
+      expect(await aging.tick()).toBe(3);
+      expect(await priorityOf('old-poll-0', 2)).toBe(AGED_PRIORITY);
+      expect(await priorityOf('young-poll', 2)).toBe(BACKGROUND_PRIORITY);
+      // A second worker's tick finds them moved already.
+      expect(await new PollAging(queue, MAX_WAIT_MS, () => now).tick()).toBe(0);
+
+      const taken = await takeAll();
+      // The bulk client's first order has priority 1 too (its fair share) and was queued first.
+      expect(taken).toEqual(['bulk-0', 'old-poll-0', 'old-poll-1', 'old-poll-2', 'bulk-1', 'bulk-2', 'bulk-3', 'young-poll']);
+    });
+
+    it('without the ager, the same polls wait behind every creation (what the ager changes)', async () => {
+      await Promise.all([0, 1].map((i) => orders.schedule({ orderId: `poll-${i}`, stepSeq: 2, step: 'async_poll', delayMs: 0 })));
+      await Promise.all(Array.from({ length: 3 }, (_, i) => orders.schedule({ orderId: `bulk-${i}`, stepSeq: 1, step: 'sync_call', delayMs: 0, client: 'bulk' })));
+      expect(await takeAll()).toEqual(['bulk-0', 'bulk-1', 'bulk-2', 'poll-0', 'poll-1']);
+    });
   });
 });

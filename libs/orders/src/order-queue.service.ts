@@ -25,7 +25,14 @@ void STEPS_ARE_JOBS;
  * request is still there, and the unknown-outcome window counts from the partner call, not from the poll.
  */
 const BACKGROUND_STEPS: ReadonlySet<string> = new Set<OrderStep>(['async_poll', 'resume_check']);
-const BACKGROUND_PRIORITY = 1_000;
+export const BACKGROUND_PRIORITY = 1_000;
+/**
+ * A poll or re-check that has waited PARTNER_POLL_MAX_YIELD_MS in the queue (poll-aging.ts): before every
+ * creation but a client's first (fair-share.ts), so new orders hold a poll back for a bounded time only.
+ */
+export const AGED_PRIORITY = 1;
+/** Whether a job of this name waits behind creations in the queue (polls and re-checks). */
+export const isBackgroundStep = (name: string): boolean => BACKGROUND_STEPS.has(name);
 const CREATION_STEPS: ReadonlySet<string> = new Set<OrderStep>(['sync_call', 'async_create']);
 
 /** At most this many steps in one Redis round trip (a batch is flushed earlier at the end of the event-loop turn). */

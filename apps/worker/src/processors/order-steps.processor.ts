@@ -3,7 +3,7 @@ import type { Job } from 'bullmq';
 import { PinoLogger } from 'nestjs-pino';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { runInJobContext } from '@cardpull/logger';
-import { AfterCommit } from '@cardpull/orders';
+import { AfterCommit, BACKGROUND_PRIORITY, isBackgroundStep } from '@cardpull/orders';
 import { ORDERS_QUEUE, type OrderJobData } from '@cardpull/queue';
 import { StepRunner } from '../steps/step-runner';
 import { QueueProcessor } from './queue-processor';
@@ -43,7 +43,9 @@ export class OrderStepsProcessor extends QueueProcessor<typeof ORDERS_QUEUE> {
         case 'next':
           return `next: ${result.step} in ${Math.round(result.delayMs)} ms`;
         case 'delay':
-          // Same job, later: no Postgres write for a step that learned nothing (a poll still waiting).
+          // Same job, later: no Postgres write for a step that learned nothing (a poll still waiting). A
+          // poll moved ahead by the poll ager waits behind creations again next time.
+          if (isBackgroundStep(job.name) && job.priority !== BACKGROUND_PRIORITY) await job.changePriority({ priority: BACKGROUND_PRIORITY });
           return this.later(job, token, result.delayMs, result.reason);
         default:
           return result.reason;
