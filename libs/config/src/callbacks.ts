@@ -53,3 +53,13 @@ export function parseSpendLimits(raw: string | undefined, ctx: z.RefinementCtx):
     }),
   );
 }
+
+/**
+ * CLIENT_WEIGHTS: comma-separated `client=<weight>` (a number from 0.01 to 1000; unlisted clients weigh 1):
+ * a client of weight w may send w times as many orders as another before its new orders go after theirs
+ * in the queue (libs/orders fair-share.ts).
+ */
+export function parseClientWeights(raw: string | undefined, ctx: z.RefinementCtx): Map<string, number> {
+  const weights = parseClientMap(raw, ctx, '=', (v) => /^\d+(\.\d+)?$/.test(v) && Number(v) >= 0.01 && Number(v) <= 1_000, 'client=<weight from 0.01 to 1000>');
+  return new Map([...weights].map(([client, w]) => [client, Number(w)]));
+}

@@ -4,7 +4,7 @@ import { amountSetting, boolSetting, isObject, jsonSetting, enumSetting, hexKeyS
 import { parseApiKeys, type ApiClient } from './api-keys';
 import { parseEncryptionKeys, type EncryptionKey } from './encryption-keys';
 import { parseAdminUsers } from './admin-users';
-import { parseCallbackHosts, parseCallbackSecrets, parseCallbackUrls, parseSpendLimits } from './callbacks';
+import { parseCallbackHosts, parseCallbackSecrets, parseCallbackUrls, parseClientWeights, parseSpendLimits } from './callbacks';
 import { callbackUrlProblem } from './callback-target';
 import { readFileSync } from 'node:fs';
 import { LOCAL_DEFAULTS, REQUIRED_OUTSIDE_LOCAL, withKeyFile, withProfileDefaults } from './defaults';
@@ -63,6 +63,8 @@ const serviceObject = z.object({
      * fleet-wide limit (each worker's WORKER_CONCURRENCY bounds its own calls, as before).
      */
     PARTNER_LIMITS: jsonSetting({} as Record<string, unknown>, (v) => isObject(v), 'must be a JSON object of limits per kind (create, poll, read, any), e.g. {"any":{"per_second":50}}'),
+    /** Weights of the calling clients' shares of the partner under a limit: client=<weight>,... (unlisted: 1). */
+    CLIENT_WEIGHTS: z.string().optional().transform((v, ctx) => parseClientWeights(v, ctx)),
     /** A poll or re-check yields to new orders' pull creations (in the queue, PollAging; at the gate, RedisCallGate) for at most this long, then goes first. */
     PARTNER_POLL_MAX_YIELD_MS: timing(5_000),
     /** Without Retry-After, a 429 halves the kind's rate, never below this many calls per second; it then recovers additively. */

@@ -25,4 +25,18 @@ describe('FairShare', () => {
     for (let i = 0; i < 100_000; i++) last = fair.next('huge');
     expect(last).toBeLessThanOrEqual(FairShare.MAX);
   });
+
+  it('a client of weight 4 (CLIENT_WEIGHTS) sends four times as many orders as a client of weight 1 at each priority', () => {
+    const fair = new FairShare(() => 0, new Map([['checkout', 4]]));
+    const checkout = Array.from({ length: 400 }, () => fair.next('checkout'));
+    const plain = Array.from({ length: 100 }, () => fair.next('bulk'));
+    for (const p of [1, 2, 3, 4, 5, 6]) {
+      const ofCheckout = checkout.filter((x) => x === p).length;
+      const ofPlain = plain.filter((x) => x === p).length;
+      expect({ p, ofCheckout }).toEqual({ p, ofCheckout: 4 * ofPlain });
+    }
+    // A weight below 1 makes a client's orders go later sooner.
+    const light = new FairShare(() => 0, new Map([['batch', 0.5]]));
+    expect(Array.from({ length: 4 }, () => light.next('batch'))).toEqual([1, 2, 3, 3]);
+  });
 });

@@ -4,8 +4,14 @@
  * in the last minute: 1 for a client's first order, 2 for its second, 3 up to its fourth, ... 1 + log2(n).
  * A checkout's single order goes before a bulk import's ten-thousandth; the bulk import still gets all the
  * capacity the others leave, and its own orders keep their order (their priorities only grow during the
- * burst). Counted in this process (each API process sees its share of the traffic): a heuristic for the
- * order of work, never a limit.
+ * burst). A client's weight (CLIENT_WEIGHTS, 1 unless set) divides its count: a client of weight 4 sends
+ * four times as many orders as a client of weight 1 before its orders go after the other's. Counted in
+ * this process (each API process sees its share of the traffic): a heuristic for the order of work, never
+ * a limit.
+ *
+ * What this is not: a strict round robin. A client that alone sends more than the partner's limit, for
+ * minutes, keeps a lower count than a bulk import and goes first throughout; the bulk import then gets
+ * what is left. Round robin between clients would take a queue (or a BullMQ Pro group) per client.
  */
 export class FairShare {
   /** Per client, the count of orders per second of the last WINDOW_S seconds. */
@@ -14,7 +20,10 @@ export class FairShare {
   /** Priorities stay under the background steps' (polls and re-checks: see order-queue.service.ts). */
   static readonly MAX = 64;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly weights: ReadonlyMap<string, number> = new Map(),
+  ) {}
 
   /** The priority of one more order of `client`, counting it. */
   next(client: string): number {
@@ -28,7 +37,8 @@ export class FairShare {
     }
     counts.set(second, (counts.get(second) ?? 0) + 1);
     if (this.seconds.size > 10_000) this.forgetIdle(second);
-    return Math.min(FairShare.MAX, 1 + Math.floor(Math.log2(recent + 1)));
+    const weight = this.weights.get(client) ?? 1;
+    return Math.min(FairShare.MAX, Math.max(1, 1 + Math.floor(Math.log2(recent / weight + 1))));
   }
 
   private forgetIdle(second: number): void {

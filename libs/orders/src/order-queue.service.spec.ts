@@ -76,6 +76,16 @@ describe('OrderQueue (real Redis)', () => {
     for (const s of steps) expect(live.has(orderStepJobId(s.orderId, s.stepSeq))).toBe(true);
   });
 
+  it("a client's weight (CLIENT_WEIGHTS) reaches its jobs' priorities: a heavy client's tenth order still goes first, a plain client's does not", async () => {
+    const weighted = new OrderQueue(queue, { CLIENT_WEIGHTS: new Map([['vip', 1_000]]) });
+    for (const client of ['vip', 'plain']) {
+      await Promise.all(Array.from({ length: 10 }, (_, i) => weighted.schedule({ orderId: `${client}-${i}`, stepSeq: 1, step: 'sync_call', delayMs: 0, client })));
+    }
+    const priorities = async (client: string) => Promise.all(Array.from({ length: 10 }, async (_, i) => (await queue.getJob(orderStepJobId(`${client}-${i}`, 1)))?.priority));
+    expect(await priorities('vip')).toEqual(Array(10).fill(1));
+    expect(await priorities('plain')).toEqual([1, 2, 2, 3, 3, 3, 3, 4, 4, 4]);
+  });
+
   describe('PollAging', () => {
     const MAX_WAIT_MS = 5_000;
     let now = 0;

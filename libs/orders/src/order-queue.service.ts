@@ -1,6 +1,7 @@
 import { InjectQueue } from '@nestjs/bullmq';
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { Queue } from 'bullmq';
+import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import type { OrderStep } from '@cardpull/db';
 import { withTimeout } from '@cardpull/platform';
 import { ORDERS_QUEUE, jobOf, orderStepJobId, type OrderJobData, type OrderJobName } from '@cardpull/queue';
@@ -58,10 +59,14 @@ interface Waiting {
 export class OrderQueue {
   private readonly log = new Logger(OrderQueue.name);
   private lastRedisError = 0;
-  private readonly fair = new FairShare();
+  private readonly fair: FairShare;
   private readonly batch = new TurnBatch<Waiting>(MAX_SCHEDULE_BATCH, (waiting) => this.flush(waiting), MAX_SCHEDULES_IN_FLIGHT);
 
-  constructor(@InjectQueue(ORDERS_QUEUE) readonly queue: Queue<OrderJobData>) {
+  constructor(
+    @InjectQueue(ORDERS_QUEUE) readonly queue: Queue<OrderJobData>,
+    @Optional() @Inject(SERVICE_CONFIG) config?: Pick<ServiceConfig, 'CLIENT_WEIGHTS'>,
+  ) {
+    this.fair = new FairShare(Date.now, config?.CLIENT_WEIGHTS);
     // Without a listener BullMQ prints every reconnection error; one warning per 10 s says enough.
     queue.on('error', (err) => {
       if (Date.now() - this.lastRedisError < 10_000) return;
