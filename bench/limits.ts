@@ -28,7 +28,11 @@ import type { Running } from './support/stack';
  *    BENCH_LIMITS_RATE calls/s of any kind (polls and creations share it), then BENCH_LIMITS_NEW new sync
  *    orders: the p99 time from intake to card of the new orders against 2 x (new / limit) + the partner's
  *    latency. Polls yield to creations (PARTNER_POLL_MAX_YIELD_MS) and new orders' steps go before polls in
- *    the queue; without either the new orders would wait behind thousands of due polls.
+ *    the queue; without either the new orders would wait behind thousands of due polls;
+ *  - fairness: one client sends BENCH_FAIR_BULK sync orders at once (one worker, the partner limited to
+ *    BENCH_LIMITS_RATE creations/s), a second client then sends BENCH_FAIR_SECOND: the second client's p99
+ *    time from intake to card against 2 x (its orders / its fair share, half the limit). In first-come
+ *    order it would wait for the import's backlog (shown beside it).
  */
 
 const CARDS = '/partners/v1/cards';
@@ -503,6 +507,62 @@ async function starvation(ctx: BenchContext): Promise<Figure[]> {
   }
 }
 
+// ---------------------------------------------------------------------------------------------------------
+// Fairness
+
+/** The second client of the fairness run (the first is the bench's own key). */
+const SECOND_CLIENT = { client: 'second', key: `second-${'7'.repeat(16)}` };
+
+async function fairness(ctx: BenchContext, apiUrl: string, sim: SimClient, partnerLimits: string): Promise<Figure[]> {
+  const { stack, settings: s, log } = ctx;
+  const rate = s.limitsRate;
+  const share = rate / 2;
+  await stack.reset();
+  await sim.setLimits({ create: { per_second: rate } });
+  const worker = await stack.startWorker('worker-fairness', { PARTNER_LIMITS: partnerLimits });
+  try {
+    const t0 = Date.now();
+    const bulk = await createOrders({ url: apiUrl, apiKey: stack.apiKey, count: s.fairBulk, mode: 'sync', concurrency: 16, prefix: 'fair-bulk' });
+    const bulkIntakeS = (Date.now() - t0) / 1000;
+    const ended = "status IN ('completed', 'failed', 'needs_attention')";
+    const backlog = s.fairBulk - (await count(ctx, `SELECT count(*) AS n FROM orders WHERE id = ANY($1::uuid[]) AND ${ended}`, [bulk]));
+    const second = await createOrders({ url: apiUrl, apiKey: SECOND_CLIENT.key, count: s.fairSecond, mode: 'sync', concurrency: 16, prefix: 'fair-second' });
+    const finished = await until(async () => (await count(ctx, `SELECT count(*) AS n FROM orders WHERE id = ANY($1::uuid[]) AND ${ended}`, [second])) >= s.fairSecond, 180_000, 100);
+    const bulkLeft = s.fairBulk - (await count(ctx, `SELECT count(*) AS n FROM orders WHERE id = ANY($1::uuid[]) AND ${ended}`, [bulk]));
+    const { rows } = await stack.db.query<{ status: string; ms: string | null }>(
+      'SELECT status::text AS status, extract(epoch FROM (completed_at - created_at)) * 1000 AS ms FROM orders WHERE id = ANY($1::uuid[])',
+      [second],
+    );
+    const latencies = rows.map((r) => (r.status === 'completed' && r.ms !== null ? Number(r.ms) : Infinity));
+    const p99 = percentile(latencies, 99) / 1000;
+    const p50 = percentile(latencies, 50) / 1000;
+    const bound = 2 * (s.fairSecond / share);
+    const fifoS = backlog / rate;
+    log(
+      `  fairness: ${s.fairBulk} orders of one client sent in ${bulkIntakeS.toFixed(1)} s (${backlog} still open), then ${s.fairSecond} of a second client: ` +
+        `${finished ? 'all completed' : 'NOT all ended within 180 s'}, intake -> card p50 ${p50.toFixed(2)} s, p99 ${p99.toFixed(2)} s (bound ${bound.toFixed(1)} s; first come, first served: ~${fifoS.toFixed(0)} s); ` +
+        `${bulkLeft} of the import still open when the second client's last card was stored`,
+    );
+    ctx.details.limitsFairness = { rate, bulk: s.fairBulk, second: s.fairSecond, bulkIntakeS, backlogAtSecond: backlog, bulkLeftAfter: bulkLeft, latencyMs: { p50: p50 * 1000, p99: p99 * 1000, max: Math.max(...latencies) }, boundS: bound, fifoS };
+    return [
+      figure({
+        bench: 'limits',
+        figure: `p99 intake -> card of a second client's ${s.fairSecond} sync orders behind another's ${s.fairBulk}, partner limited to ${rate} creations/s`,
+        value: p99,
+        unit: 's',
+        baseline: bound,
+        baselineLabel: `2 x ${s.fairSecond}/${share} (half the limit)`,
+        target: 'ratio <= 1',
+        pass: Number.isFinite(p99) && p99 <= bound,
+        note: `p50 ${p50.toFixed(2)} s; ${backlog} of the import open when they came (first come, first served: ~${fifoS.toFixed(0)} s), ${bulkLeft} still open after`,
+      }),
+    ];
+  } finally {
+    await worker.proc.stop(15_000);
+    await stack.reset();
+  }
+}
+
 export async function limitsBench(ctx: BenchContext): Promise<Figure[]> {
   const { stack, settings: s, log } = ctx;
   const full = s.limitsOrders >= 2000 && s.limitsPending >= 10_000 && s.limitsNew >= 500;
@@ -515,14 +575,15 @@ export async function limitsBench(ctx: BenchContext): Promise<Figure[]> {
   );
   const parts = s.limitsParts;
   const figures: Figure[] = [];
-  if (parts.includes('limited') || parts.includes('storm')) {
+  if (parts.includes('limited') || parts.includes('storm') || parts.includes('fairness')) {
     await stack.reset();
     const createLimit = JSON.stringify({ create: { per_second: s.limitsRate } });
     const sim = await stack.startSim({ SIM_LIMITS: createLimit, SIM_SYNC_DELAY_MS: '0' });
-    const api = await stack.startApi({ PARTNER_LIMITS: createLimit });
+    const api = await stack.startApi({ PARTNER_LIMITS: createLimit, API_KEYS: `bench:${stack.apiKey},${SECOND_CLIENT.client}:${SECOND_CLIENT.key}` });
     try {
       if (parts.includes('limited')) figures.push(...(await limitedPartner(ctx, api.url, sim, createLimit)));
       if (parts.includes('storm')) figures.push(...(await storm(ctx, api.url, sim, createLimit)));
+      if (parts.includes('fairness')) figures.push(...(await fairness(ctx, api.url, sim, createLimit)));
     } finally {
       await api.proc.stop();
     }

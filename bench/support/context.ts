@@ -22,7 +22,10 @@ export interface BenchSettings {
   limitsPending: number;
   /** BENCH_LIMITS_NEW: new sync orders sent into that backlog. */
   limitsNew: number;
-  /** BENCH_LIMITS_PARTS: which runs of the limits bench (limited, storm, starvation; default all). */
+  /** BENCH_FAIR_BULK and BENCH_FAIR_SECOND: the fairness run's bulk import, and the second client's orders after it. */
+  fairBulk: number;
+  fairSecond: number;
+  /** BENCH_LIMITS_PARTS: which runs of the limits bench (limited, storm, starvation, fairness; default all). */
   limitsParts: string[];
   /** BENCH_SKIP_BUILD: use dist/ as it is. */
   skipBuild: boolean;
@@ -55,7 +58,9 @@ export function settingsFromEnv(env = process.env): BenchSettings {
     // The 10,000 take about 80 s to set up here (created and polled with no limits): 5,000 by default.
     limitsPending: int('BENCH_LIMITS_PENDING', 5_000, 100),
     limitsNew: int('BENCH_LIMITS_NEW', 500, 20),
-    limitsParts: parts('BENCH_LIMITS_PARTS', ['limited', 'storm', 'starvation']),
+    fairBulk: int('BENCH_FAIR_BULK', 5_000, 100),
+    fairSecond: int('BENCH_FAIR_SECOND', 50, 5),
+    limitsParts: parts('BENCH_LIMITS_PARTS', ['limited', 'storm', 'starvation', 'fairness']),
     skipBuild: ['1', 'true', 'yes'].includes((env.BENCH_SKIP_BUILD ?? '').toLowerCase()),
   };
 }

@@ -58,6 +58,11 @@ export interface AcquireOptions {
   urgent?: boolean;
   /** When this call was first held back (ms since epoch): how long it has yielded already. */
   heldSince?: number;
+  /**
+   * Among this process's calls of the same kind held back by the limits, lower goes first (the job's
+   * queue priority: a client's fair share). Without it, a call takes its chance with the others.
+   */
+  rank?: number;
 }
 
 /**

@@ -168,6 +168,33 @@ describe('RedisCallGate (real Redis)', () => {
     expect(isHeldBack(old) && old.reason).toBe('rate');
   });
 
+  it("among one process's held-back creations, the better-ranked (the queue's priority: a client's fair share) get the tokens first", async () => {
+    const g = gate({ create: { per_second: 20 } });
+    // Empty the bucket (half a second: 10 tokens), then 12 callers of rank 9 wait, and 4 of rank 2 come after them.
+    for (let i = 0; i < 10; i++) await permit(g, 'create');
+    const order: string[] = [];
+    const call = (rank: number, label: string) =>
+      g.acquire('create', { maxWaitMs: 3_000, rank }).then((p) => {
+        if (isHeldBack(p)) throw new Error(`${label} held back: ${p.reason}`);
+        order.push(label);
+      });
+    const bulk = Array.from({ length: 12 }, (_, i) => call(9, `bulk-${i}`));
+    await new Promise((r) => setTimeout(r, 30));
+    const checkout = Array.from({ length: 4 }, (_, i) => call(2, `checkout-${i}`));
+    await Promise.all([...bulk, ...checkout]);
+    // The checkout's 4 come in the first 5 tokens (one bulk call may already be on its way to Redis).
+    const lastCheckout = Math.max(...order.map((l, i) => (l.startsWith('checkout') ? i : -1)));
+    expect({ order, lastCheckout: lastCheckout <= 4 }).toEqual({ order, lastCheckout: true });
+  });
+
+  it('a ranked call that meets no limit waits for nobody', async () => {
+    const g = gate({});
+    const started = Date.now();
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => g.acquire('create', { maxWaitMs: 1_000, rank: 20 - i })));
+    expect(answers.filter(isHeldBack)).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(500);
+  });
+
   it('nothing configured: every call is admitted, and the snapshot counts calls in flight', async () => {
     const a = gate({});
     const permits = await Promise.all(Array.from({ length: 50 }, () => permit(a, 'create')));

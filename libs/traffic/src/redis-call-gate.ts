@@ -38,8 +38,37 @@ export type HeldBackCounts = Record<CallKind, Record<HeldBack['reason'], number>
 
 const REDIS_TIMEOUT_MS = 1_000;
 const WANT_TTL_MS = 250;
+/** A held-back call that lets a better-ranked one of this process go first looks again this often. */
+const LOCAL_TURN_MS = 10;
 /** A permit older than this asks Redis again, before its call is recorded as sent, whether a pause began since. */
 const RECHECK_AFTER_MS = 20;
+
+/**
+ * This process's calls held back by the limits, with their rank (AcquireOptions.rank): a call asks Redis
+ * only while no call of better rank waits here, so the queue's priorities (a client's fair share) also
+ * decide who of the calls already in a worker's hands gets the next token. Only held-back calls enter:
+ * with no limit in play nothing waits here and nothing changes.
+ */
+class RankedWaiters {
+  private readonly ranks = new Map<number, number>();
+  private seq = 0;
+
+  enter(rank: number): number {
+    this.ranks.set(++this.seq, rank);
+    return this.seq;
+  }
+
+  leave(id: number): void {
+    this.ranks.delete(id);
+  }
+
+  betterThan(id: number): boolean {
+    const mine = this.ranks.get(id);
+    if (mine === undefined) return false;
+    for (const r of this.ranks.values()) if (r < mine) return true;
+    return false;
+  }
+}
 
 type Scripts = Redis & {
   gateAcquire(...args: (string | number)[]): Promise<[number, number, string]>;
@@ -66,6 +95,7 @@ export class RedisCallGate implements CallGate {
     read: { paused: 0, rate: 0, in_flight: 0, yield: 0 },
   };
   private readonly pauseTimers = new Map<CallKind, NodeJS.Timeout>();
+  private readonly waiters: Record<CallKind, RankedWaiters> = { create: new RankedWaiters(), poll: new RankedWaiters(), read: new RankedWaiters() };
 
   constructor(
     redis: Redis,
@@ -92,32 +122,46 @@ export class RedisCallGate implements CallGate {
     const { limits, leaseMs, maxYieldMs } = this.options;
     const started = Date.now();
     const heldSince = opts.heldSince ?? started;
-    for (;;) {
-      const id = randomUUID();
-      const yields = kind !== 'create' && !opts.urgent && Date.now() - heldSince < maxYieldMs;
-      const answer = await this.guarded(() =>
-        this.redis.gateAcquire(
-          ...this.scopeKeys(kind),
-          ...this.scopeKeys('any'),
-          this.key('want'),
-          id,
-          leaseMs,
-          limits[kind].perSecond,
-          limits[kind].inFlight,
-          limits.any.perSecond,
-          limits.any.inFlight,
-          kind,
-          yields ? 1 : 0,
-          WANT_TTL_MS,
-        ),
-      );
-      if (!answer || answer[0] === 1) return this.permit(kind, answer ? id : null);
-      const waitMs = Number(answer[1]);
-      const reason = answer[2] as HeldBack['reason'];
-      this.heldBack[kind][reason]++;
-      const left = started + opts.maxWaitMs - Date.now();
-      if (waitMs > left) return { heldBack: true, waitMs, reason };
-      await sleep(waitMs + Math.random() * Math.min(20, waitMs));
+    const waiters = this.waiters[kind];
+    /** This call's place among the process's held-back calls of its kind (once it has been held back). */
+    let place: number | null = null;
+    try {
+      for (;;) {
+        if (place !== null && waiters.betterThan(place)) {
+          const left = started + opts.maxWaitMs - Date.now();
+          if (left <= 0) return { heldBack: true, waitMs: LOCAL_TURN_MS, reason: 'rate' };
+          await sleep(Math.min(left, LOCAL_TURN_MS));
+          continue;
+        }
+        const id = randomUUID();
+        const yields = kind !== 'create' && !opts.urgent && Date.now() - heldSince < maxYieldMs;
+        const answer = await this.guarded(() =>
+          this.redis.gateAcquire(
+            ...this.scopeKeys(kind),
+            ...this.scopeKeys('any'),
+            this.key('want'),
+            id,
+            leaseMs,
+            limits[kind].perSecond,
+            limits[kind].inFlight,
+            limits.any.perSecond,
+            limits.any.inFlight,
+            kind,
+            yields ? 1 : 0,
+            WANT_TTL_MS,
+          ),
+        );
+        if (!answer || answer[0] === 1) return this.permit(kind, answer ? id : null);
+        const waitMs = Number(answer[1]);
+        const reason = answer[2] as HeldBack['reason'];
+        this.heldBack[kind][reason]++;
+        if (place === null && opts.rank !== undefined) place = waiters.enter(opts.rank);
+        const left = started + opts.maxWaitMs - Date.now();
+        if (waitMs > left) return { heldBack: true, waitMs, reason };
+        await sleep(waitMs + Math.random() * Math.min(20, waitMs));
+      }
+    } finally {
+      if (place !== null) waiters.leave(place);
     }
   }
 

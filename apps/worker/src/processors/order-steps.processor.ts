@@ -37,7 +37,7 @@ export class OrderStepsProcessor extends QueueProcessor<typeof ORDERS_QUEUE> {
   async process(job: Job<OrderJobData>, token?: string): Promise<string> {
     return runInJobContext(this.pino, job, async () => {
       // The job says which order; the step is read from the order's row (a job's name decides nothing).
-      const result = await this.steps.run(job.data, job.name);
+      const result = await this.steps.run(job.data, job.name, job.priority);
       await this.afterCommit.run({ callbacks: result.callbacks, next: result.kind === 'next' ? result : null });
       switch (result.kind) {
         case 'next':

@@ -38,8 +38,11 @@ export class StepRunner {
     return this.applier.config;
   }
 
-  /** `name`: the job's name, which says only which partner limits a creation's permit is charged to. */
-  async run(job: OrderJobData, name?: string): Promise<StepResult> {
+  /**
+   * `name`: the job's name, which says only which partner limits a creation's permit is charged to;
+   * `priority`: the job's queue priority, its rank among this process's calls held back by the limits.
+   */
+  async run(job: OrderJobData, name?: string, priority?: number): Promise<StepResult> {
     // One lease owner per run, not per process: a second copy of this job in the same process (a Redis
     // flush, a stalled-job retry) must wait for the first one's call instead of taking it over.
     const owner = `${this.applier.actor}/${randomUUID().slice(0, 8)}`;
@@ -47,7 +50,7 @@ export class StepRunner {
     // the fleet's limits hold back is never sent, so it never counts as an unknown outcome. Which limits
     // it is charged to follows the job's name; what is sent still follows the order's row.
     const creation = name === 'sync_call' || name === 'async_create';
-    const permit = creation ? await this.gate.acquire('create', { maxWaitMs: PERMIT_WAIT_MS }) : undefined;
+    const permit = creation ? await this.gate.acquire('create', { maxWaitMs: PERMIT_WAIT_MS, ...(priority ? { rank: priority } : {}) }) : undefined;
     if (permit && isHeldBack(permit)) return { kind: 'delay', delayMs: permit.waitMs, reason: `held back by the partner limits (${permit.reason})` };
     // The wait for a database connection comes between the permit and the lease: a pause the partner asked
     // for meanwhile (another worker's 429) still holds this call back.
