@@ -114,6 +114,31 @@ describe('OrderQueue (real Redis)', () => {
       expect(taken).toEqual(['bulk-0', 'old-poll-0', 'old-poll-1', 'old-poll-2', 'bulk-1', 'bulk-2', 'bulk-3', 'young-poll']);
     });
 
+    it('a backlog of due polls never starves new orders: at most the budget of moved polls waits ahead of creations at once, fleet-wide', async () => {
+      now = 0;
+      const aging = new PollAging(queue, MAX_WAIT_MS, () => now, 2);
+      const other = new PollAging(queue, MAX_WAIT_MS, () => now, 2);
+      await Promise.all(Array.from({ length: 6 }, (_, i) => orders.schedule({ orderId: `poll-${i}`, stepSeq: 2, step: 'async_poll', delayMs: 0 })));
+      expect([await aging.tick(), await other.tick()]).toEqual([0, 0]);
+      await Promise.all(Array.from({ length: 3 }, (_, i) => orders.schedule({ orderId: `new-${i}`, stepSeq: 1, step: 'sync_call', delayMs: 0, client: 'shop' })));
+      now = 6_000;
+      // Two workers' ticks together move the budget, not twice it.
+      expect((await aging.tick()) + (await other.tick())).toBe(2);
+      // A worker takes three jobs: the shop's first order (priority 1, queued before the polls were moved), then the two moved polls.
+      const worker = new Worker<OrderJobData>(ORDERS_QUEUE, null, { connection: connection(), prefix: redis.prefix, autorun: false });
+      const taken: string[] = [];
+      try {
+        for (let i = 0; i < 3; i++) taken.push((await worker.getNextJob(`t-${i}`, { block: false }))!.data.orderId);
+      } finally {
+        await worker.close();
+      }
+      expect(taken).toEqual(['new-0', 'poll-0', 'poll-1']);
+      // Those two are no longer waiting: the next tick moves two more, and the new orders' rest still go before the other polls.
+      now = 7_000;
+      expect(await aging.tick()).toBe(2);
+      expect(await takeAll()).toEqual(['poll-2', 'poll-3', 'new-1', 'new-2', 'poll-4', 'poll-5']);
+    });
+
     it('without the ager, the same polls wait behind every creation (what the ager changes)', async () => {
       await Promise.all([0, 1].map((i) => orders.schedule({ orderId: `poll-${i}`, stepSeq: 2, step: 'async_poll', delayMs: 0 })));
       await Promise.all(Array.from({ length: 3 }, (_, i) => orders.schedule({ orderId: `bulk-${i}`, stepSeq: 1, step: 'sync_call', delayMs: 0, client: 'bulk' })));
