@@ -4,7 +4,7 @@
 // migration.sql, migration_lock.toml, the _prisma_migrations table), so `prisma migrate deploy` keeps
 // working wherever the native engine can be downloaded.
 //
-//   node scripts/prisma-wasm.mjs migrate            apply pending migrations to DATABASE_URL (creates the database if missing)
+//   node scripts/prisma-wasm.mjs migrate            apply pending migrations to DATABASE_DIRECT_URL, or else DATABASE_URL (creates the database if missing)
 //   node scripts/prisma-wasm.mjs create <name>      write a new migration folder for the schema's changes (uses a shadow database)
 //   node scripts/prisma-wasm.mjs diff               print the SQL from an empty database to the schema
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -224,7 +224,9 @@ async function diff(databaseUrl) {
 }
 
 const [command, arg] = process.argv.slice(2);
-const databaseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
+// Migrations take a session advisory lock, which a transaction pooler (PgBouncer) cannot keep: behind one,
+// DATABASE_DIRECT_URL names Postgres itself (Prisma's `directUrl`).
+const databaseUrl = process.env.DATABASE_DIRECT_URL || process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
 const commands = { migrate: () => migrate(databaseUrl), create: () => create(databaseUrl, arg), diff: () => diff(databaseUrl) };
 if (!commands[command]) {
   console.error('usage: prisma-wasm.mjs migrate | create <name> | diff');

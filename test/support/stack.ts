@@ -34,6 +34,7 @@ export const FAST_TIMINGS: Record<string, string> = {
   ASYNC_POLL_INTERVAL_MAX_MS: '200',
   UNKNOWN_OUTCOME_WINDOW_MS: '20000',
   SWEEP_INTERVAL_MS: '500',
+  PERIODIC_TASK_LEASE_MS: '3000',
   AWAIT_RECHECK_INTERVAL_MS: '200',
   CIRCUIT_PROBE_INTERVAL_MS: '200',
   CIRCUIT_RETRY_MS: '200',
@@ -68,6 +69,8 @@ export interface StackOptions {
   sim?: SimHandle;
   /** Reuse a database (an API and a worker started as separate stacks). */
   db?: TestDatabase;
+  /** The URL the service reaches its database by, given the database's own (a pooler in front of it). */
+  dbUrl?: (directUrl: string) => string;
 }
 
 /**
@@ -93,7 +96,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const [db, redis, sim] = started.map((s) => (s as PromiseFulfilledResult<unknown>).value) as [TestDatabase, TestRedis, SimHandle];
   const env: Record<string, string> = {
     ...FAST_TIMINGS,
-    DATABASE_URL: db.url,
+    DATABASE_URL: opts.dbUrl ? opts.dbUrl(db.url) : db.url,
     DATABASE_POOL_SIZE: '8',
     REDIS_URL: redis.url,
     REDIS_PREFIX: redis.prefix,

@@ -10,7 +10,9 @@ async function main(): Promise<void> {
   const app = await createHttpApp(ApiModule.forConfig(config), { bodyLimit: 16 * 1024, trustedProxies: config.TRUSTED_PROXIES });
   setupApiDocs(app);
   await app.listen({ port: config.PORT, host: config.HOST });
-  const base = `http://${config.HOST}:${config.PORT}`;
+  // The port bound (PORT=0 takes a free one, as the multi-process tests do).
+  const address = app.getHttpServer().address();
+  const base = `http://${config.HOST}:${typeof address === 'object' && address ? address.port : config.PORT}`;
   process.stdout.write(
     `cardpull api listening on ${base} (partner ${config.PARTNER_BASE_URL}, ${config.PARTNER_ENV}); docs ${base}/docs, metrics ${base}/metrics\n`,
   );

@@ -18,6 +18,12 @@ const serviceObject = z.object({
     LOG_LEVEL: enumSetting(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     DATABASE_URL: urlSetting('postgresql://postgres@127.0.0.1:5432/cardpull', ['postgresql:', 'postgres:']),
     DATABASE_POOL_SIZE: intSetting(10, 1, 500),
+    /**
+     * Named prepared statements for the hot statements (libs/orders prepared.ts). Set false behind a
+     * transaction pooler that does not keep them across transactions (PgBouncer before 1.21 in transaction
+     * mode): every statement is then parsed and planned each time (docs/SCALING.md says what that costs).
+     */
+    DATABASE_PREPARED_STATEMENTS: boolSetting(true),
     REDIS_URL: urlSetting('redis://127.0.0.1:6379/0', ['redis:', 'rediss:']),
     /** Key prefix of every queue in Redis, so several deployments (or test suites) can share one Redis. */
     REDIS_PREFIX: z
@@ -84,6 +90,11 @@ const serviceObject = z.object({
      */
     PULL_REQUEST_SETTLE_MS: timing(3 * 60_000, 1),
     SWEEP_INTERVAL_MS: timing(5_000, 100),
+    /**
+     * How long a run of a periodic task (sweeper, reconciler, ...) may last before another worker may run
+     * it again: the time a worker killed mid-run holds the task (periodic_task_runs).
+     */
+    PERIODIC_TASK_LEASE_MS: timing(60_000, 100),
     /** Maximum number of async attempts (request IDs) of one order that may end in status `error`. */
     ASYNC_MAX_ATTEMPTS: intSetting(3, 1, 100),
     /** How often an order waiting for funds or stock (awaiting_funds / awaiting_stock) checks the partner again. */

@@ -9,7 +9,7 @@ import { PG_POOL, createPgPool } from './pg-pool';
     {
       provide: PG_POOL,
       inject: [SERVICE_CONFIG],
-      useFactory: (config: ServiceConfig) => createPgPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE),
+      useFactory: (config: ServiceConfig) => createPgPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE, { preparedStatements: config.DATABASE_PREPARED_STATEMENTS }),
     },
   ],
   exports: [PG_POOL],

@@ -19,23 +19,3 @@ export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) =>
     client.release();
   }
 }
-
-/**
- * Runs `fn` while this process holds the session advisory lock `key` on one pooled connection, so that one
- * process of the fleet at a time runs it (the sweeper, the reconciler); null, without running it, when
- * another holds the lock. A killed process's connection closes and Postgres releases its lock.
- */
-export async function withAdvisoryLock<T>(pool: Pool, key: number, fn: () => Promise<T>): Promise<T | null> {
-  const client = await pool.connect();
-  try {
-    const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [key]);
-    if (!rows[0]?.ok) return null;
-    try {
-      return await fn();
-    } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [key]);
-    }
-  } finally {
-    client.release();
-  }
-}

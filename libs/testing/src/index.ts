@@ -4,3 +4,4 @@ export * from './test-redis';
 export * from './wait';
 export * from './sim-harness';
 export * from './invariants';
+export * from './pgbouncer';

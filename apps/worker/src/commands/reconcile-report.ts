@@ -21,7 +21,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const config = loadOrExit(() => loadServiceConfig());
-  const pool = createPgPool(config.DATABASE_URL, 2);
+  const pool = createPgPool(config.DATABASE_URL, 2, { preparedStatements: config.DATABASE_PREPARED_STATEMENTS });
   const partner = values.verify ? new PartnerClient(partnerClientOptions(config)) : undefined;
   try {
     const rows = await reconciliationReport(pool, from, to, partner);

@@ -9,7 +9,7 @@ import { Vault } from '@cardpull/vault';
  */
 async function main(): Promise<void> {
   const config = loadOrExit(() => loadServiceConfig());
-  const pool = createPgPool(config.DATABASE_URL, 2);
+  const pool = createPgPool(config.DATABASE_URL, 2, { preparedStatements: config.DATABASE_PREPARED_STATEMENTS });
   try {
     const vault = new Vault(config.CARD_ENCRYPTION_KEYS);
     const report = await reencryptCards(pool, vault);

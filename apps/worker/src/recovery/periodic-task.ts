@@ -1,16 +1,29 @@
-import { Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Logger, Optional, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { TaskLeases } from '@cardpull/db';
+
+/**
+ * A run on the timer goes ahead if the task's last run, in any process, started this share of an interval
+ * ago or more: the processes' timers are not in step, and a tick a few ms early must not skip a round.
+ */
+const FLEET_SLACK = 0.9;
 
 /**
  * The one wiring of a task run on a timer in the worker (sweeper, reconciler, circuit probe, balance watch,
- * catalog refresh): started once the application has started, never two runs at once (a call while one is
- * under way shares it), a failure logged and retried at the next tick, and stopped before the database pool
- * closes (beforeApplicationShutdown waits for a run under way). A timer, not a repeatable job: these tasks
- * must survive the loss of Redis.
+ * catalog refresh, poll ager): started once the application has started, never two runs at once (a call
+ * while one is under way shares it), a failure logged and retried at the next tick, and stopped before the
+ * database pool closes (beforeApplicationShutdown waits for a run under way). A timer, not a repeatable
+ * job: these tasks must survive the loss of Redis.
+ *
+ * Once per interval across the fleet: every run claims the task in Postgres first (TaskLeases), and a run
+ * on the timer only if the task's last run, in any process, started an interval ago; a run asked for by
+ * hand (runOnce) only waits for no other process to be running it. A run not claimed answers null.
  */
 export abstract class PeriodicTask<T> implements OnApplicationBootstrap, BeforeApplicationShutdown {
   protected readonly log = new Logger(this.constructor.name);
   private timer?: NodeJS.Timeout;
-  private running?: Promise<T>;
+  private running?: Promise<T | null>;
+  /** The fleet's claims (the worker provides them); without them (a task built by hand in a unit test) every run goes ahead. */
+  @Optional() @Inject(TaskLeases) leases?: TaskLeases;
 
   /** What the log says when a run fails. */
   protected abstract readonly taskName: string;
@@ -21,16 +34,33 @@ export abstract class PeriodicTask<T> implements OnApplicationBootstrap, BeforeA
   protected abstract tick(): Promise<T>;
 
   onApplicationBootstrap(): void {
-    const run = () => void this.runOnce().catch((err: Error) => this.log.warn({ err: err.message }, `${this.taskName} failed; next one in a moment`));
-    if (this.runAtStart) run();
-    this.timer = setInterval(run, this.intervalMs());
+    const run = (everyMs: number) => void this.run(everyMs).catch((err: Error) => this.log.warn({ err: err.message }, `${this.taskName} failed; next one in a moment`));
+    // A process's start-up run does not wait for the interval (only for no other process to be running it):
+    // a worker started after a crash sweeps at once, whoever swept last.
+    if (this.runAtStart) run(0);
+    this.timer = setInterval(() => run(this.intervalMs() * FLEET_SLACK), this.intervalMs());
     this.timer.unref();
   }
 
-  /** One run now; a call while one is under way shares it. */
-  runOnce(): Promise<T> {
-    this.running ??= this.tick().finally(() => (this.running = undefined));
+  /** One run now, unless another process is running it (null); a call while one is under way here shares it. */
+  runOnce(): Promise<T | null> {
+    return this.run(0);
+  }
+
+  private run(everyMs: number): Promise<T | null> {
+    this.running ??= this.claimed(everyMs).finally(() => (this.running = undefined));
     return this.running;
+  }
+
+  private async claimed(everyMs: number): Promise<T | null> {
+    const leases = this.leases;
+    if (!leases) return this.tick();
+    if (!(await leases.claim(this.taskName, everyMs))) return null;
+    try {
+      return await this.tick();
+    } finally {
+      await leases.release(this.taskName).catch((err: Error) => this.log.warn({ err: err.message }, `${this.taskName}: could not release its lease; it expires by itself`));
+    }
   }
 
   async beforeApplicationShutdown(): Promise<void> {

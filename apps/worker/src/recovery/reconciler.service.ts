@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Pool } from 'pg';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
-import { PG_POOL, withAdvisoryLock, type PullMode } from '@cardpull/db';
+import type { PullMode } from '@cardpull/db';
 import { AfterCommit, StepsRepository, leaseMs } from '@cardpull/orders';
 import { CALL_GATE, PartnerClient, isHeldBack, type CallGate } from '@cardpull/partner-client';
 import { conditionToCheck, decide, type DecisionInput } from '../steps/decision';
@@ -9,7 +8,6 @@ import { DecisionApplier } from '../steps/decision-applier.service';
 import { PartnerConditions } from '../steps/partner-conditions';
 import { PeriodicTask } from './periodic-task';
 
-const RECONCILE_LOCK = 4_242_002;
 const PAGE = 200;
 
 export interface ReconcileReport {
@@ -25,6 +23,8 @@ export interface ReconcileReport {
   errors: number;
 }
 
+const emptyReport = (): ReconcileReport => ({ checked: 0, resolved: 0, unchanged: 0, skipped: 0, errors: 0 });
+
 /**
  * Periodic re-check (RECONCILE_INTERVAL_MS) of the request IDs that no step drives any more: those of
  * orders in needs_attention, and of orders failed (an operator's "mark failed") or completed while one of
@@ -39,7 +39,6 @@ export class Reconciler extends PeriodicTask<ReconcileReport> {
 
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
-    @Inject(PG_POOL) private readonly pool: Pool,
     private readonly steps: StepsRepository,
     private readonly applier: DecisionApplier,
     private readonly conditions: PartnerConditions,
@@ -54,30 +53,28 @@ export class Reconciler extends PeriodicTask<ReconcileReport> {
     return this.config.RECONCILE_INTERVAL_MS;
   }
 
-  /** One pass (a call while one runs shares it). */
-  reconcileOnce(): Promise<ReconcileReport> {
-    return this.runOnce();
+  /** One pass, unless another worker is running one (a call while one runs here shares it). */
+  async reconcileOnce(): Promise<ReconcileReport> {
+    return (await this.runOnce()) ?? emptyReport();
   }
 
+  /** One pass at a time across the deployment (PeriodicTask: the task's lease is held until it ends). */
   protected async tick(): Promise<ReconcileReport> {
-    const report: ReconcileReport = { checked: 0, resolved: 0, unchanged: 0, skipped: 0, errors: 0 };
-    // One pass at a time across the deployment.
-    await withAdvisoryLock(this.pool, RECONCILE_LOCK, async () => {
-      let cursor = '';
-      for (;;) {
-        const page = await this.steps.reconcileCandidates(cursor, PAGE, this.config.RECONCILE_DEAD_RECHECK_MS);
-        for (const { orderId, requestId, kind } of page) {
-          try {
-            report[await this.check(orderId, requestId, kind)]++;
-          } catch (error) {
-            report.errors++;
-            this.log.error({ orderId, requestId, err: (error as Error).message }, 'reconciliation of one attempt failed; the pass goes on');
-          }
+    const report = emptyReport();
+    let cursor = '';
+    for (;;) {
+      const page = await this.steps.reconcileCandidates(cursor, PAGE, this.config.RECONCILE_DEAD_RECHECK_MS);
+      for (const { orderId, requestId, kind } of page) {
+        try {
+          report[await this.check(orderId, requestId, kind)]++;
+        } catch (error) {
+          report.errors++;
+          this.log.error({ orderId, requestId, err: (error as Error).message }, 'reconciliation of one attempt failed; the pass goes on');
         }
-        if (page.length < PAGE) break;
-        cursor = page[page.length - 1]!.requestId;
       }
-    });
+      if (page.length < PAGE) break;
+      cursor = page[page.length - 1]!.requestId;
+    }
     report.checked = report.resolved + report.unchanged;
     if (report.checked || report.errors) this.log.log(report, 'reconciliation pass');
     return report;

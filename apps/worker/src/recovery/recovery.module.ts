@@ -1,4 +1,7 @@
 import { Module } from '@nestjs/common';
+import type { Pool } from 'pg';
+import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { PG_POOL, TaskLeases } from '@cardpull/db';
 import { PartnerStatusModule } from '@cardpull/ops';
 import { OrdersCoreModule } from '@cardpull/orders';
 import { StepsModule } from '../steps/steps.module';
@@ -11,10 +14,13 @@ import { Sweeper } from './sweeper.service';
 
 const TASKS = [Sweeper, Reconciler, CircuitProbe, BalanceWatch, CatalogRefresh, PollAger];
 
+/** The fleet's claims on the tasks' runs: each task runs once per interval across every worker. */
+const LEASES = { provide: TaskLeases, inject: [PG_POOL, SERVICE_CONFIG], useFactory: (pool: Pool, config: ServiceConfig) => new TaskLeases(pool, config.PERIODIC_TASK_LEASE_MS) };
+
 /** The worker's periodic tasks (each a PeriodicTask): what repairs, re-checks and watches without a job. */
 @Module({
   imports: [OrdersCoreModule, StepsModule, PartnerStatusModule],
-  providers: TASKS,
+  providers: [...TASKS, LEASES],
   exports: TASKS,
 })
 export class RecoveryModule {}

@@ -1,7 +1,8 @@
 import { Queue } from 'bullmq';
 import Redis from 'ioredis';
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 import type { ServiceConfig } from '@cardpull/config';
+import { TaskLeases } from '@cardpull/db';
 import { CALLBACKS_QUEUE, ORDERS_QUEUE, callbackJobId, orderStepJobId, type CallbackJobData, type OrderJobData } from '@cardpull/queue';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@cardpull/testing';
 import { CallbackQueue, CallbacksRepository, OrderQueue, PartnerCircuit, PartnerStateRepository, StepsRepository } from '@cardpull/orders';
@@ -41,7 +42,7 @@ describe('Sweeper (real Postgres and Redis): every pending step and callback get
     callbackQueue = new Queue<CallbackJobData>(CALLBACKS_QUEUE, { connection: connection(), prefix: redis.prefix });
     orders = new OrderQueue(orderQueue);
     callbacks = new CallbackQueue(callbackQueue);
-    sweeper = new Sweeper({} as ServiceConfig, pool, new StepsRepository(pool), orders, new PartnerCircuit(new PartnerStateRepository(pool), orders), callbacks, new CallbacksRepository(pool));
+    sweeper = new Sweeper({} as ServiceConfig, new StepsRepository(pool), orders, new PartnerCircuit(new PartnerStateRepository(pool), orders), callbacks, new CallbacksRepository(pool));
 
     // N orders waiting for a step an hour from now, plus one that ended (no step: nothing to enqueue).
     ({ rows: steps } = await pool.query<{ id: string; step_seq: number }>(
@@ -108,17 +109,16 @@ describe('Sweeper (real Postgres and Redis): every pending step and callback get
     await expectAllLive();
   });
 
-  it('does not sweep while another worker holds the sweep lock', async () => {
-    const other = new Client({ connectionString: db.url });
-    await other.connect();
+  it('does not sweep while another worker holds the sweep (its lease in periodic_task_runs)', async () => {
+    sweeper.leases = new TaskLeases(pool, 60_000, 'this-worker');
+    const other = new TaskLeases(pool, 60_000, 'other-worker');
     try {
-      await other.query('BEGIN');
-      await other.query('SELECT pg_advisory_xact_lock(4242001)'); // the sweeper's SWEEP_LOCK
+      expect(await other.claim('sweep', 0)).toBe(true);
       expect(await sweeper.sweep()).toEqual({ swept: false, pending: 0, enqueued: 0 });
-      await other.query('ROLLBACK');
+      await other.release('sweep');
+      expect(await sweeper.sweep()).toEqual({ swept: true, pending: N, enqueued: 0 });
     } finally {
-      await other.end();
+      sweeper.leases = undefined;
     }
-    expect(await sweeper.sweep()).toEqual({ swept: true, pending: N, enqueued: 0 });
   });
 });

@@ -1,13 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Pool } from 'pg';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
-import { PG_POOL, withAdvisoryLock } from '@cardpull/db';
 import { CallbackQueue, CallbacksRepository, OrderQueue, PartnerCircuit, StepsRepository, removeLeftovers } from '@cardpull/orders';
 import { callbackJobId, orderStepJobId } from '@cardpull/queue';
 import { PeriodicTask } from './periodic-task';
 
-/** Any constant: the advisory lock that lets one worker at a time sweep. */
-export const SWEEP_LOCK = 4_242_001;
 
 export interface SweepReport {
   swept: boolean;
@@ -28,7 +24,6 @@ export class Sweeper extends PeriodicTask<SweepReport> {
 
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
-    @Inject(PG_POOL) private readonly pool: Pool,
     private readonly steps: StepsRepository,
     private readonly queue: OrderQueue,
     private readonly circuit: PartnerCircuit,
@@ -42,18 +37,13 @@ export class Sweeper extends PeriodicTask<SweepReport> {
     return this.config.SWEEP_INTERVAL_MS;
   }
 
-  /** One sweep; concurrent calls share it. */
-  sweep(): Promise<SweepReport> {
-    return this.runOnce();
+  /** One sweep, unless another worker is sweeping; concurrent calls share it. */
+  async sweep(): Promise<SweepReport> {
+    return (await this.runOnce()) ?? { swept: false, pending: 0, enqueued: 0 };
   }
 
+  /** One worker at a time sweeps (PeriodicTask: the task's lease is held until the sweep ends). */
   protected async tick(): Promise<SweepReport> {
-    // One worker at a time sweeps (the lock is held until the sweep ends).
-    const report = await withAdvisoryLock(this.pool, SWEEP_LOCK, () => this.sweepLocked());
-    return report ?? { swept: false, pending: 0, enqueued: 0 };
-  }
-
-  private async sweepLocked(): Promise<SweepReport> {
     const pending = await this.steps.pendingSteps();
     await this.circuit.reconcile();
     // Read Redis after Postgres: a step that moved on in between is re-added under its old id, and its
