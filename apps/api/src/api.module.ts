@@ -1,4 +1,3 @@
-import { BullModule } from '@nestjs/bullmq';
 import { type DynamicModule, Module } from '@nestjs/common';
 import type pino from 'pino';
 import { ConfigModule, type ServiceConfig } from '@cardpull/config';
@@ -7,9 +6,8 @@ import { LoggerModule } from '@cardpull/logger';
 import { HealthModule, MetricsModule } from '@cardpull/ops';
 import { OrdersCoreModule } from '@cardpull/orders';
 import { PartnerModule } from '@cardpull/partner-client';
-import { FixedWindowThrottlerStorage } from '@cardpull/platform';
+import { FixedWindowThrottlerStorage, QueuesRootModule } from '@cardpull/platform';
 import { ThrottlerModule } from '@nestjs/throttler';
-import { producerConnection } from '@cardpull/queue';
 import { VaultModule } from '@cardpull/vault';
 import { AdminModule } from './admin/admin.module';
 import { CatalogModule } from './catalog/catalog.module';
@@ -29,7 +27,7 @@ export class ApiModule {
         ConfigModule.forService(config),
         LoggerModule.forRoot({ name: 'api', level: config.LOG_LEVEL, stream: logStream }),
         DbModule,
-        BullModule.forRoot({ connection: producerConnection(config.REDIS_URL), prefix: config.REDIS_PREFIX }),
+        QueuesRootModule.forTarget(config),
         VaultModule,
         PartnerModule,
         TrafficModule,

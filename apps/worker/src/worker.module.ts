@@ -1,4 +1,3 @@
-import { BullModule } from '@nestjs/bullmq';
 import { type DynamicModule, Module } from '@nestjs/common';
 import type pino from 'pino';
 import { ConfigModule, type ServiceConfig } from '@cardpull/config';
@@ -6,7 +5,7 @@ import { DbModule } from '@cardpull/db';
 import { LoggerModule } from '@cardpull/logger';
 import { HealthModule, MetricsModule } from '@cardpull/ops';
 import { PartnerModule } from '@cardpull/partner-client';
-import { producerConnection } from '@cardpull/queue';
+import { QueuesRootModule } from '@cardpull/platform';
 import { VaultModule } from '@cardpull/vault';
 import { ProcessorsModule } from './processors/processors.module';
 import { RecoveryModule } from './recovery/recovery.module';
@@ -26,7 +25,7 @@ export class WorkerModule {
         ConfigModule.forService(config),
         LoggerModule.forRoot({ name: 'worker', level: config.LOG_LEVEL, stream: logStream }),
         DbModule,
-        BullModule.forRoot({ connection: producerConnection(config.REDIS_URL), prefix: config.REDIS_PREFIX }),
+        QueuesRootModule.forTarget(config),
         VaultModule,
         PartnerModule,
         TrafficModule,

@@ -25,6 +25,25 @@ const serviceObject = z.object({
      */
     DATABASE_PREPARED_STATEMENTS: boolSetting(true),
     REDIS_URL: urlSetting('redis://127.0.0.1:6379/0', ['redis:', 'rediss:']),
+    /**
+     * A Redis Cluster: its seed nodes, `host:port,host:port,...` (any of its nodes; the rest are found).
+     * Set, every connection is an ioredis Cluster, REDIS_URL gives only the credentials and TLS (rediss:),
+     * and the queues' prefix is a hash tag, {REDIS_PREFIX}, so each queue's keys live in one slot.
+     */
+    REDIS_CLUSTER_NODES: z
+      .string()
+      .optional()
+      .transform((v, ctx) => {
+        const nodes = (v ?? '').split(',').map((n) => n.trim()).filter(Boolean);
+        return nodes.flatMap((n) => {
+          const m = /^([A-Za-z0-9.-]+|\[[0-9a-fA-F:]+\]):(\d{1,5})$/.exec(n);
+          if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) {
+            ctx.addIssue({ code: 'custom', message: `"${n}": expected host:port` });
+            return [];
+          }
+          return [{ host: m[1]!.replace(/^\[|\]$/g, ''), port: Number(m[2]) }];
+        });
+      }),
     /** Key prefix of every queue in Redis, so several deployments (or test suites) can share one Redis. */
     REDIS_PREFIX: z
       .string()

@@ -2,11 +2,11 @@ import { Controller, Get, Inject, Injectable, Module, Req, Res, ServiceUnavailab
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, HealthIndicatorService, TerminusModule } from '@nestjs/terminus';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import Redis from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { PG_POOL } from '@cardpull/db';
-import { redisOptions } from '@cardpull/queue';
+import { createRedis } from '@cardpull/queue';
 import { PartnerStatus } from './partner-status/partner-status.service';
 import { PartnerStatusModule } from './partner-status/partner-status.module';
 import { ApiKeys, bearerKey, withTimeout } from '@cardpull/platform';
@@ -16,7 +16,7 @@ const CHECK_TIMEOUT_MS = 2_000;
 /** Postgres and Redis indicators for /health/ready. */
 @Injectable()
 export class DependencyIndicators {
-  private readonly redis: Redis;
+  private readonly redis: Redis | Cluster;
   private connecting?: Promise<void>;
 
   constructor(
@@ -24,7 +24,7 @@ export class DependencyIndicators {
     @Inject(SERVICE_CONFIG) config: ServiceConfig,
     private readonly health: HealthIndicatorService,
   ) {
-    this.redis = new Redis({ ...redisOptions(config.REDIS_URL), lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    this.redis = createRedis(config, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
     this.redis.on('error', () => undefined);
   }
 

@@ -7,3 +7,4 @@ export * from './auth/api-key.guard';
 export * from './auth/client-throttler.guard';
 export * from './auth/fixed-window-throttler.storage';
 export * from './metrics';
+export * from './queues-root';

@@ -7,7 +7,7 @@ import { checkRedis } from '@cardpull/queue';
  * prints what is wrong, where, and how to get it, then exits 1, instead of a stack trace.
  */
 export async function preflightOrExit(config: ServiceConfig, processName: string): Promise<void> {
-  const [postgres, redis] = await Promise.all([checkPostgres(config.DATABASE_URL), checkRedis(config.REDIS_URL)]);
+  const [postgres, redis] = await Promise.all([checkPostgres(config.DATABASE_URL), checkRedis(config)]);
   for (const warning of redis.warnings) process.stderr.write(`[${processName}] warning: ${warning}\n`);
   const problems = [postgres, redis.error].filter((p): p is string => !!p);
   if (problems.length) {

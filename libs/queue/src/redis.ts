@@ -1,5 +1,58 @@
-import type { RedisOptions } from 'bullmq';
-import Redis from 'ioredis';
+import type { ConnectionOptions, RedisOptions } from 'bullmq';
+import Redis, { Cluster } from 'ioredis';
+
+/** Where Redis is (the settings of the same names): one node, or a Redis Cluster. */
+export interface RedisTarget {
+  REDIS_URL: string;
+  /** Seed nodes of a Redis Cluster (REDIS_CLUSTER_NODES); empty: the one node of REDIS_URL. */
+  REDIS_CLUSTER_NODES: readonly { host: string; port: number }[];
+  REDIS_PREFIX: string;
+}
+
+export const isCluster = (t: Pick<RedisTarget, 'REDIS_CLUSTER_NODES'>): boolean => t.REDIS_CLUSTER_NODES.length > 0;
+
+/**
+ * BullMQ's key prefix. On a Redis Cluster it is a hash tag, `{REDIS_PREFIX}`, so every key of a queue hashes
+ * to one slot, as BullMQ's Lua scripts (which touch many keys of a queue at once) require; our own keys
+ * beside a queue's (the poll ager's set) share its prefix, hence its slot.
+ */
+export const queuePrefix = (t: Pick<RedisTarget, 'REDIS_CLUSTER_NODES' | 'REDIS_PREFIX'>): string => (isCluster(t) ? `{${t.REDIS_PREFIX}}` : t.REDIS_PREFIX);
+
+/**
+ * A client for `options` (ioredis options: timeouts, retries, offline queue): on one node, a `Redis`; on a
+ * cluster, a `Cluster` of the seed nodes, whose node connections take the credentials and TLS of REDIS_URL
+ * and the per-command options, and whose own retry strategy is `retryStrategy`.
+ */
+export function createRedis(t: Pick<RedisTarget, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>, options: RedisOptions = {}): Redis | Cluster {
+  const all = { ...redisOptions(t.REDIS_URL), ...options };
+  if (!isCluster(t)) return new Redis(all);
+  // A cluster has no database index; host and port come from the nodes.
+  const { host: _host, port: _port, db: _db, enableOfflineQueue, retryStrategy, lazyConnect, ...node } = all;
+  return new Cluster(
+    t.REDIS_CLUSTER_NODES.map((n) => ({ host: n.host, port: n.port })),
+    {
+      redisOptions: node,
+      ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+      ...(lazyConnect === undefined ? {} : { lazyConnect }),
+      ...(retryStrategy ? { clusterRetryStrategy: (times: number) => retryStrategy(times) ?? null } : {}),
+    },
+  );
+}
+
+/**
+ * The `connection` of a BullMQ Queue or Worker. On one node, options: BullMQ makes its clients and closes
+ * them. On a cluster, a Cluster client (BullMQ cannot make one from options), which the caller closes
+ * (closeConnection) after the queue or worker using it.
+ */
+export function bullConnection(t: Pick<RedisTarget, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>, role: 'producer' | 'worker'): ConnectionOptions {
+  const options = role === 'worker' ? workerConnection(t.REDIS_URL) : producerConnection(t.REDIS_URL);
+  return isCluster(t) ? (createRedis(t, options) as unknown as ConnectionOptions) : options;
+}
+
+/** Closes a connection made by bullConnection, if it is a client (on a cluster); options need nothing. */
+export async function closeConnection(connection: ConnectionOptions): Promise<void> {
+  if (connection instanceof Cluster || connection instanceof Redis) await connection.quit().catch(() => connection.disconnect());
+}
 
 /** Connection options from REDIS_URL (BullMQ's RedisOptions, which ioredis accepts too). */
 export function redisOptions(redisUrl: string): RedisOptions {
@@ -42,16 +95,18 @@ export interface RedisCheck {
 }
 
 /** Start-up check of Redis: reachable, and `maxmemory-policy noeviction` (an evicted job is a delayed order). */
-export async function checkRedis(redisUrl: string, setting = 'REDIS_URL'): Promise<RedisCheck> {
-  const url = new URL(redisUrl);
-  const where = `${url.hostname}:${url.port || 6379}`;
-  const client = new Redis({
-    ...redisOptions(redisUrl),
+export async function checkRedis(target: string | Pick<RedisTarget, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>, setting = 'REDIS_URL'): Promise<RedisCheck> {
+  const t = typeof target === 'string' ? { REDIS_URL: target, REDIS_CLUSTER_NODES: [] } : target;
+  const url = new URL(t.REDIS_URL);
+  const where = isCluster(t) ? `the Redis Cluster ${t.REDIS_CLUSTER_NODES.map((n) => `${n.host}:${n.port}`).join(',')}` : `${url.hostname}:${url.port || 6379}`;
+  if (isCluster(t)) setting = 'REDIS_CLUSTER_NODES';
+  const client = createRedis(t, {
     lazyConnect: true,
     connectTimeout: 3_000,
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
-    enableOfflineQueue: false,
+    // A cluster learns its slots before it answers: commands wait for that (they fail fast on one node).
+    enableOfflineQueue: isCluster(t),
   });
   client.on('error', () => undefined);
   try {

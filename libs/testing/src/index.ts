@@ -5,3 +5,4 @@ export * from './wait';
 export * from './sim-harness';
 export * from './invariants';
 export * from './pgbouncer';
+export * from './redis-cluster';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type Redis from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { AcquireOptions, CallGate, CallKind, CallPermit, CallResult, HeldBack } from '@cardpull/partner-client';
 import { ACQUIRE, CUT, PAUSE, PAUSED, RELEASE, SNAPSHOT } from './scripts';
 import { SCOPES, type PartnerLimits, type Scope } from './limits';
@@ -98,7 +98,7 @@ export class RedisCallGate implements CallGate {
   private readonly waiters: Record<CallKind, RankedWaiters> = { create: new RankedWaiters(), poll: new RankedWaiters(), read: new RankedWaiters() };
 
   constructor(
-    redis: Redis,
+    redis: Redis | Cluster,
     readonly options: GateOptions,
   ) {
     redis.defineCommand('gateAcquire', { numberOfKeys: 9, lua: ACQUIRE });
@@ -107,7 +107,7 @@ export class RedisCallGate implements CallGate {
     redis.defineCommand('gatePaused', { numberOfKeys: 2, lua: PAUSED });
     redis.defineCommand('gateCut', { numberOfKeys: 2, lua: CUT });
     redis.defineCommand('gateSnapshot', { numberOfKeys: 5, lua: SNAPSHOT });
-    this.redis = redis as Scripts;
+    this.redis = redis as unknown as Scripts;
   }
 
   private key(scope: Scope | 'want', part?: string): string {

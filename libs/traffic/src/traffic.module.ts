@@ -1,8 +1,7 @@
 import { Global, Inject, Injectable, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
-import Redis from 'ioredis';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { CALL_GATE } from '@cardpull/partner-client';
-import { redisOptions } from '@cardpull/queue';
+import { createRedis } from '@cardpull/queue';
 import { parsePartnerLimits } from './limits';
 import { RedisCallGate } from './redis-call-gate';
 
@@ -43,8 +42,7 @@ class GateConnection implements OnApplicationShutdown {
         // Its own connection. Commands wait for it while it connects (at start-up the API reads the catalog
         // at once); each gate call has its own 1 s deadline, and while Redis is down they fail after one
         // reconnection attempt: calls then go on without the limits.
-        const redis = new Redis({
-          ...redisOptions(c.REDIS_URL),
+        const redis = createRedis(c, {
           connectionName: 'cardpull-traffic',
           maxRetriesPerRequest: 1,
           connectTimeout: 2_000,

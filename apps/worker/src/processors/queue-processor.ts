@@ -1,7 +1,7 @@
 import { Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import { DelayedError, Worker, type Job } from 'bullmq';
+import { DelayedError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { ServiceConfig } from '@cardpull/config';
-import { workerConnection, type JobNameOf, type PayloadOf, type QueueName } from '@cardpull/queue';
+import { bullConnection, closeConnection, queuePrefix, type JobNameOf, type PayloadOf, type QueueName } from '@cardpull/queue';
 
 export interface ProcessorOptions {
   concurrency: number;
@@ -20,6 +20,7 @@ export interface ProcessorOptions {
 export abstract class QueueProcessor<Q extends QueueName> implements OnApplicationBootstrap, BeforeApplicationShutdown {
   protected readonly log = new Logger(this.constructor.name);
   private worker?: Worker<PayloadOf<Q>>;
+  private connection?: ConnectionOptions;
 
   protected constructor(
     readonly queue: Q,
@@ -35,9 +36,10 @@ export abstract class QueueProcessor<Q extends QueueName> implements OnApplicati
 
   onApplicationBootstrap(): void {
     const options = this.options();
+    this.connection = bullConnection(this.config, 'worker');
     this.worker = new Worker<PayloadOf<Q>>(this.queue, (job, token) => this.process(job, token), {
-      connection: workerConnection(this.config.REDIS_URL),
-      prefix: this.config.REDIS_PREFIX,
+      connection: this.connection,
+      prefix: queuePrefix(this.config),
       stalledInterval: this.config.WORKER_STALLED_INTERVAL_MS,
       ...options,
     });
@@ -53,6 +55,7 @@ export abstract class QueueProcessor<Q extends QueueName> implements OnApplicati
     if (!this.worker) return;
     this.log.log(`${this.queue} worker: finishing in-flight jobs`);
     await this.worker.close();
+    if (this.connection) await closeConnection(this.connection);
   }
 
   /** Runs this same job again in `delayMs` (no Postgres write): BullMQ's documented way, a DelayedError. */
