@@ -5,10 +5,20 @@
 import { runChaos } from './runner';
 import { ChaosSettingsError, settingsFromEnv } from './settings';
 
+/** `--redis cluster` (or `--redis=cluster`) stands for CHAOS_REDIS=cluster. */
+function argvEnv(argv: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const m = /^--redis(?:=(.*))?$/.exec(argv[i]!);
+    if (m) out.CHAOS_REDIS = m[1] ?? argv[++i] ?? '';
+  }
+  return out;
+}
+
 async function main(): Promise<number> {
   let settings;
   try {
-    settings = settingsFromEnv(process.env);
+    settings = settingsFromEnv({ ...process.env, ...argvEnv(process.argv.slice(2)) });
   } catch (error) {
     if (error instanceof ChaosSettingsError) {
       process.stderr.write(`${error.message}\n(see docs/CHAOS.md for every setting)\n`);

@@ -3,6 +3,7 @@ import { chownSync, closeSync, copyFileSync, existsSync, mkdtempSync, openSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
+import { startRedisCluster } from '@cardpull/testing';
 import { Client } from 'pg';
 import { freePort, run, runAsync, sleep, type Cleanup, type Log } from './infra';
 
@@ -146,9 +147,59 @@ function migrate(url: string): void {
 
 export interface ChaosRedis {
   url: string;
-  /** FLUSHALL; answers how many keys there were just before. */
+  /** What the service's processes are given (REDIS_URL, and REDIS_CLUSTER_NODES on a cluster). */
+  env: Record<string, string>;
+  /** FLUSHALL (of every master); answers how many keys there were just before. */
   flushAll(): Promise<number>;
+  /** The one node's client (the benches, which run on one node); on a cluster, a client of one master. */
   client(): Redis;
+  /** A client per node holding data (the masters), for reading every key. */
+  clients(): Promise<Redis[]>;
+  /** On a cluster: SIGKILL the master holding the queues' slot; resolves once its replica serves it. */
+  killQueueMaster?(queueKey: string): Promise<{ port: number; failoverMs: number }>;
+}
+
+/** A Redis Cluster of the run's own (3 masters, 3 replicas: libs/testing's harness), stopped by the clean-up. */
+export async function startRedisClusterForRun(opts: { log: Log; cleanup: Cleanup }): Promise<ChaosRedis> {
+  const cluster = await startRedisCluster();
+  opts.cleanup.add('stop the Redis Cluster', () => cluster.stop());
+  const open: Redis[] = [];
+  opts.cleanup.add('close the Redis Cluster clients', () => open.forEach((c) => c.disconnect()));
+  const clientOf = (port: number) => {
+    const c = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: 1, retryStrategy: () => null });
+    c.on('error', () => undefined);
+    open.push(c);
+    return c;
+  };
+  const first = cluster.nodes[0]!;
+  opts.log(`Redis: own Redis Cluster, 3 masters + 3 replicas on ports ${cluster.nodes.map((n) => n.port).join(', ')} (no persistence)`);
+  return {
+    url: `redis://${first.host}:${first.port}/0`,
+    env: { REDIS_URL: `redis://${first.host}:${first.port}/0`, REDIS_CLUSTER_NODES: cluster.nodesSetting },
+    client: () => clientOf(cluster.masters()[0]!.port),
+    clients: async () => cluster.masters().map((m) => clientOf(m.port)),
+    async flushAll() {
+      let keys = 0;
+      for (const m of cluster.masters()) {
+        const c = clientOf(m.port);
+        keys += await c.dbsize();
+        await c.flushall();
+      }
+      return keys;
+    },
+    async killQueueMaster(queueKey: string) {
+      const any = clientOf(cluster.masters()[0]!.port);
+      const slot = Number(await any.call('cluster', 'keyslot', queueKey));
+      const slots = (await any.call('cluster', 'slots')) as [number, number, [string, number]][];
+      const owner = slots.find(([from, to]) => slot >= from && slot <= to);
+      if (!owner) throw new Error(`no master serves slot ${slot}`);
+      const port = owner[2][1];
+      const started = Date.now();
+      cluster.kill(port);
+      await cluster.waitHealthy(60_000);
+      return { port, failoverMs: Date.now() - started };
+    },
+  };
 }
 
 /** A redis-server of the run's own, in memory only, killed by the clean-up. */
@@ -184,7 +235,9 @@ export async function startRedis(opts: { reportDir: string; log: Log; cleanup: C
   opts.log(`Redis: own redis-server on port ${port} (no persistence)`);
   return {
     url,
+    env: { REDIS_URL: url },
     client: () => redis,
+    clients: async () => [redis],
     async flushAll() {
       const keys = await redis.dbsize();
       await redis.flushall();

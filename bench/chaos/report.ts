@@ -48,6 +48,8 @@ export interface ChaosReport {
     /** API or worker processes that exited by themselves (each one is also a violation), started again. */
     crashes: { process: string; pid: number; restartedAs: number | null }[];
     flush: { atS: number; keys: number } | null;
+    /** On a Redis Cluster: the master holding the queues killed (its port) and how long until its replica served the slot. */
+    masterKill: { atS: number; port: number; failoverS: number } | null;
     postgresRestart: { atS: number; downS: number; method: string } | null;
     sendPhaseS: number | null;
     faultPhaseS: number | null;
@@ -77,6 +79,7 @@ export function newReport(settings: ChaosSettings, reportDir: string): ChaosRepo
       kills: [],
       crashes: [],
       flush: null,
+      masterKill: null,
       postgresRestart: null,
       sendPhaseS: null,
       faultPhaseS: null,
@@ -159,6 +162,7 @@ export function summaryLines(r: ChaosReport): string[] {
   );
   if (f.crashes.length) out.push(`CRASHES:            ${f.crashes.length} (${f.crashes.map((c) => `${c.process} pid ${c.pid}, started again as ${c.restartedAs ?? '-'}`).join('; ')})`);
   out.push(`FLUSHALL:           ${f.flush ? `at ${f.flush.atS} s, ${f.flush.keys} keys` : 'no'}`);
+  if (f.masterKill) out.push(`Redis master kill:  at ${f.masterKill.atS} s, port ${f.masterKill.port}, replica serving after ${f.masterKill.failoverS} s`);
   out.push(`Postgres restart:   ${f.postgresRestart ? `at ${f.postgresRestart.atS} s, down ${f.postgresRestart.downS} s (${f.postgresRestart.method})` : 'no'}`);
   if (r.postgres?.kind === 'shared') out.push(`!! Postgres:        SHARED server fallback (${r.postgres.fallbackReason}): no real restart`);
   out.push(`phases:             sending ${f.sendPhaseS ?? '-'} s, faults ${f.faultPhaseS ?? '-'} s, quiet ${f.timeToQuietS ?? 'NOT reached'}${f.timeToQuietS !== null ? ' s after the faults stopped' : ''} (limit ${r.settings.quietTimeoutS} s)`);

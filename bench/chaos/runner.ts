@@ -105,7 +105,8 @@ export async function runChaos(settings: ChaosSettings, opts: RunOptions = {}): 
       log(`all ${settings.orders} orders sent in ${report.figures.sendPhaseS} s (${load.created} created so far)`);
     });
 
-    // The fault phase: kills, one flush, one restart, until every order is sent and each of them happened.
+    // The fault phase: kills, one flush, one restart (and on a cluster one master killed), until every order is sent and each of them happened.
+    const killMaster = settings.redis === 'cluster' && settings.killMaster;
     const killEveryMs = settings.killEveryS * 1000;
     const nextKillDelay = () => killEveryMs * (0.8 + Math.random() * 0.4);
     let nextKillAt = faultStart + nextKillDelay();
@@ -130,6 +131,13 @@ export async function runChaos(settings: ChaosSettings, opts: RunOptions = {}): 
         report.figures.flush = { atS: since(), keys };
         log(`FLUSHALL of the run's Redis at ${report.figures.flush.atS} s (${keys} keys)`);
       }
+      if (killMaster && !report.figures.masterKill && load.sent >= settings.orders / 2) {
+        const atS = since();
+        log(`SIGKILL of the Redis Cluster master holding the queues at ${atS} s`);
+        const { port, failoverMs } = await stack.redis.killQueueMaster!(`{cardpull}:orders:wait`);
+        report.figures.masterKill = { atS, port, failoverS: secs(failoverMs) };
+        log(`its replica serves the slot after ${secs(failoverMs)} s`);
+      }
       if (settings.postgresRestart && !report.figures.postgresRestart && load.sent >= (2 * settings.orders) / 3 && !stack.restarting) {
         const atS = since();
         log(`Postgres restart at ${atS} s: ${stack.pg.restartMethod}`);
@@ -142,6 +150,7 @@ export async function runChaos(settings: ChaosSettings, opts: RunOptions = {}): 
         load.done &&
         (!settings.flush || report.figures.flush) &&
         (!settings.postgresRestart || report.figures.postgresRestart) &&
+        (!killMaster || report.figures.masterKill) &&
         stack.kills.length >= killsRequired;
       if (allHappened && !stack.restarting) break;
       await sleep(200);
@@ -184,7 +193,8 @@ export async function runChaos(settings: ChaosSettings, opts: RunOptions = {}): 
     report.figures.logs = { files: logFiles.length, bytesScanned: scanned.bytes };
     addViolations(report, 'secrets in logs', scanned.problems);
     addViolations(report, 'secrets in the database', secretsInText('the database (every table as text)', await databaseText(stack.pg.url), ledger));
-    const redisDump = await redisText(stack.redis.client());
+    const dumps = await Promise.all((await stack.redis.clients()).map((c) => redisText(c)));
+    const redisDump = { text: dumps.map((d) => d.text).join('\n'), keys: dumps.reduce((n, d) => n + d.keys, 0) };
     addViolations(report, 'secrets in Redis', secretsInText(`Redis (${redisDump.keys} keys)`, redisDump.text, ledger));
   } catch (error) {
     if (!interrupted) {

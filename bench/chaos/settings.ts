@@ -29,6 +29,10 @@ export interface ChaosSettings {
    * cardpull's processes as PARTNER_LIMITS too (without retry_after_s); null (`off`): an unlimited partner.
    */
   partnerLimits: SimLimits | null;
+  /** CHAOS_REDIS (or `npm run chaos -- --redis cluster`): `single` (one redis-server) or `cluster` (3 masters, 3 replicas). */
+  redis: 'single' | 'cluster';
+  /** CHAOS_KILL_MASTER: on a cluster, SIGKILL of the master holding the queues halfway (its replica takes over). */
+  killMaster: boolean;
   /** CHAOS_QUIET_TIMEOUT_S: every order must be terminal this long after the faults stop. */
   quietTimeoutS: number;
   /** CHAOS_SKIP_BUILD: use dist/ as it is. */
@@ -138,6 +142,8 @@ export function settingsFromEnv(env: Env = process.env): ChaosSettings {
       else problems.push(`CHAOS_PARTNER_LIMITS=${limitsRaw}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
     }
   }
+  const redis = raw('CHAOS_REDIS') ?? 'single';
+  if (redis !== 'single' && redis !== 'cluster') problems.push(`CHAOS_REDIS=${redis}: must be single or cluster`);
   const maxKillsRaw = raw('CHAOS_MAX_KILLS');
   const settings: ChaosSettings = {
     orders: num('CHAOS_ORDERS', 2000, 1, 1_000_000),
@@ -150,6 +156,8 @@ export function settingsFromEnv(env: Env = process.env): ChaosSettings {
     flush: bool('CHAOS_FLUSH', true),
     postgresRestart: bool('CHAOS_POSTGRES_RESTART', true),
     partnerLimits,
+    redis: redis === 'cluster' ? 'cluster' : 'single',
+    killMaster: bool('CHAOS_KILL_MASTER', true),
     quietTimeoutS: num('CHAOS_QUIET_TIMEOUT_S', 300, 1, 24 * 3600, false),
     skipBuild: bool('CHAOS_SKIP_BUILD', false),
     postgres: postgres === 'shared' ? 'shared' : 'dedicated',
@@ -189,6 +197,7 @@ export function describeSettings(s: ChaosSettings): string[] {
     `orders ${s.orders} at ${s.rate}/s, async share ${s.asyncShare}, ${s.workers} workers`,
     `kills every ~${s.killEveryS || '-'} s${s.maxKills !== null ? ` (at most ${s.maxKills})` : ''}, fault share ${s.faultShare} per family, ` +
       `FLUSHALL ${s.flush ? 'yes' : 'no'}, Postgres restart ${s.postgresRestart ? 'yes' : 'no'} (${s.postgres})`,
+    `Redis ${s.redis === 'cluster' ? `cluster (3 masters, 3 replicas), master killed halfway ${s.killMaster ? 'yes' : 'no'}` : 'single'}`,
     `partner limits ${s.partnerLimits ? `${JSON.stringify(s.partnerLimits)} (the simulator's SIM_LIMITS; cardpull's PARTNER_LIMITS ${servicePartnerLimits(s.partnerLimits)})` : 'none'}`,
     `quiet timeout ${s.quietTimeoutS} s, skip build ${s.skipBuild}`,
     `timings ${Object.entries(s.timings).map(([k, v]) => `${k}=${v}`).join(' ')}`,

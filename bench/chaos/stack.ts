@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { startPostgres, startRedis, type ChaosPostgres, type ChaosRedis } from './databases';
+import { startPostgres, startRedis, startRedisClusterForRun, type ChaosPostgres, type ChaosRedis } from './databases';
 import { SimClient } from './faults';
 import { freePort, sleep, spawnApp, waitHealthy, type AppProcess, type Cleanup, type Log } from './infra';
 import { servicePartnerLimits, type ChaosSettings } from './settings';
@@ -54,7 +54,7 @@ export class ChaosStack {
   async start(): Promise<void> {
     const { settings, reportDir, log, cleanup } = this;
     this.pg = await startPostgres({ prefer: settings.postgres, sharedUrl: settings.sharedDatabaseUrl, reportDir, log, cleanup });
-    this.redis = await startRedis({ reportDir, log, cleanup });
+    this.redis = settings.redis === 'cluster' ? await startRedisClusterForRun({ log, cleanup }) : await startRedis({ reportDir, log, cleanup });
     cleanup.add('kill the processes', async () => {
       for (const p of this.procs) p.kill('SIGKILL');
       await Promise.all(this.procs.map((p) => p.exited));
@@ -82,7 +82,7 @@ export class ChaosStack {
       LOG_LEVEL: 'info',
       HOST: '127.0.0.1',
       DATABASE_URL: this.pg.url,
-      REDIS_URL: this.redis.url,
+      ...this.redis.env,
       API_KEYS: `chaos:${this.apiKey}`,
       PARTNER_ENV: 'staging',
       PARTNER_BASE_URL: simUrl,
