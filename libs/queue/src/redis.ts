@@ -94,6 +94,8 @@ export interface RedisCheck {
   warnings: string[];
 }
 
+const CHECK_TIMEOUT_MS = 10_000;
+
 /** Start-up check of Redis: reachable, and `maxmemory-policy noeviction` (an evicted job is a delayed order). */
 export async function checkRedis(target: string | Pick<RedisTarget, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>, setting = 'REDIS_URL'): Promise<RedisCheck> {
   const t = typeof target === 'string' ? { REDIS_URL: target, REDIS_CLUSTER_NODES: [] } : target;
@@ -109,10 +111,19 @@ export async function checkRedis(target: string | Pick<RedisTarget, 'REDIS_URL' 
     enableOfflineQueue: isCluster(t),
   });
   client.on('error', () => undefined);
+  // A cluster whose master is failing over may leave connect() unsettled with nothing else to keep the
+  // process alive (it would exit 0 in silence): bound the check with a timer.
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+  });
   try {
-    await client.connect();
-    await client.ping();
+    await Promise.race([(async () => {
+      await client.connect();
+      await client.ping();
+    })(), deadline]);
   } catch (error) {
+    clearTimeout(timer);
     client.disconnect();
     return {
       error:
@@ -135,6 +146,7 @@ export async function checkRedis(target: string | Pick<RedisTarget, 'REDIS_URL' 
   } catch {
     warnings.push(`Could not read maxmemory-policy of Redis at ${where} (CONFIG GET refused); make sure it is noeviction.`);
   } finally {
+    clearTimeout(timer);
     client.disconnect();
   }
   return { error: null, warnings };
