@@ -1,7 +1,7 @@
 import type { BenchContext } from './support/context';
-import { sleep } from './support/context';
-import { CpuMeter, describeCores, type CpuSample } from './support/cpu';
+import { describeCores } from './support/cpu';
 import { createOrders } from './support/http-load';
+import { trackCompletion, type Completion } from './support/progress';
 import { figure, median, type Figure } from './support/report';
 
 /**
@@ -33,34 +33,14 @@ async function timeRun(ctx: BenchContext, kind: Run['kind'], orders: number): Pr
           const b = stack.spawnBare('worker-bare.ts', { CONCURRENCY: '32', POOL_SIZE: '10', PARTNER_BASE_URL: stack.sim!.url });
           return () => b.stop();
         })();
-  const marks: { at: number; done: number }[] = [];
-  let cpu10: CpuSample | null = null;
-  let cpu90: CpuSample | null = null;
+  let done: Completion;
   try {
-    const deadline = Date.now() + 180_000;
-    for (;;) {
-      const { rows } = await stack.db.query<{ n: string }>("SELECT count(*) AS n FROM orders WHERE status = 'completed'");
-      const done = Number(rows[0]!.n);
-      marks.push({ at: Date.now(), done });
-      if (!cpu10 && done >= orders * 0.1) cpu10 = ctx.cpu.sample();
-      if (!cpu90 && done >= orders * 0.9) cpu90 = ctx.cpu.sample();
-      if (done >= orders) break;
-      if (Date.now() > deadline) throw new Error(`${kind}: only ${done} of ${orders} orders completed after 180 s`);
-      await sleep(50);
-    }
+    done = await trackCompletion(ctx, orders, { since: t0, label: kind });
   } finally {
     await stop();
   }
-  const first = marks.find((m) => m.done >= orders * 0.1)!;
-  const last = marks.find((m) => m.done >= orders * 0.9)!;
   const { rows } = await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM cards');
-  return {
-    kind,
-    steadyPerS: (last.done - first.done) / Math.max(0.001, (last.at - first.at) / 1000),
-    totalS: (marks.at(-1)!.at - t0) / 1000,
-    cards: Number(rows[0]!.n),
-    cores: cpu10 && cpu90 ? CpuMeter.cores(cpu10, cpu90) : {},
-  };
+  return { kind, ...done, cards: Number(rows[0]!.n) };
 }
 
 export async function e2eBench(ctx: BenchContext): Promise<Figure[]> {

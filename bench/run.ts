@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- intake e2e scale recovery limits]`: the benchmarks of docs/BENCHMARKS.md (default: all), each
+ * `npm run bench [-- intake e2e scale recovery limits scale-out]`: the benchmarks of docs/BENCHMARKS.md (default: all), each
  * against its own Postgres cluster and Redis and the built apps as processes. Prints the figures with their
  * same-run baselines and ratios as a table and writes reports/bench-<timestamp>.json. Exit code 0 even when
  * a target is missed (benchmarks report, they do not test); 1 when a bench could not run; 2 on bad usage.
@@ -13,12 +13,13 @@ import { intakeBench } from './intake';
 import { limitsBench } from './limits';
 import { recoveryBench } from './recovery';
 import { scaleBench } from './scale';
+import { scaleOutBench } from './scale-out';
 import { settingsFromEnv, type Bench, type BenchContext } from './support/context';
 import { CpuMeter } from './support/cpu';
 import { tableLines, writeJson, type BenchReport } from './support/report';
 import { BenchStack } from './support/stack';
 
-const BENCHES: Record<string, Bench> = { intake: intakeBench, e2e: e2eBench, scale: scaleBench, recovery: recoveryBench, limits: limitsBench };
+const BENCHES: Record<string, Bench> = { intake: intakeBench, e2e: e2eBench, scale: scaleBench, recovery: recoveryBench, limits: limitsBench, 'scale-out': scaleOutBench };
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2).filter((a) => a !== '--');

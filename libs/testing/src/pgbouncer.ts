@@ -36,11 +36,12 @@ function freePort(): Promise<number> {
  * authentication), started for one suite and stopped by it. PgBouncer refuses to run as root: as root it
  * is started with `-u postgres`, and its files are made readable for that user.
  */
-export async function startPgBouncer(opts: { poolSize?: number } = {}): Promise<TestPgBouncer> {
+export async function startPgBouncer(opts: { poolSize?: number; serverUrl?: string } = {}): Promise<TestPgBouncer> {
   if (!existsSync(PGBOUNCER_BIN)) {
     throw new Error(`${PGBOUNCER_BIN} is missing: install Debian's pgbouncer (\`apt-get install pgbouncer\`; .ci/run does it when missing), or set PGBOUNCER_BIN`);
   }
-  const server = new URL(TEST_SERVER_URL);
+  const serverUrl = opts.serverUrl ?? TEST_SERVER_URL;
+  const server = new URL(serverUrl);
   const user = decodeURIComponent(server.username || 'postgres');
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'cardpull-pgbouncer-'));
@@ -97,7 +98,7 @@ export async function startPgBouncer(opts: { poolSize?: number } = {}): Promise<
       await stop();
       throw new Error(`pgbouncer exited (${child.exitCode}) at start:\n${text}`);
     }
-    const probe = new Client({ connectionString: url(TEST_SERVER_URL) });
+    const probe = new Client({ connectionString: url(serverUrl) });
     probe.on('error', () => undefined);
     try {
       await probe.connect();
@@ -115,7 +116,7 @@ export async function startPgBouncer(opts: { poolSize?: number } = {}): Promise<
     }
   }
   const stats = async () => {
-    const admin = new Client({ connectionString: url(TEST_SERVER_URL).replace(/\/[^/?]*(\?|$)/, '/pgbouncer$1') });
+    const admin = new Client({ connectionString: url(serverUrl).replace(/\/[^/?]*(\?|$)/, '/pgbouncer$1') });
     await admin.connect();
     try {
       // The admin console speaks the simple query protocol only.

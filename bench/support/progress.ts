@@ -1,0 +1,40 @@
+import type { BenchContext } from './context';
+import { sleep } from './context';
+import { CpuMeter, type CpuSample } from './cpu';
+
+export interface Completion {
+  /** Cards stored per second between 10 % and 90 % of the orders completed (the steady state). */
+  steadyPerS: number;
+  /** Seconds from `since` to the last order completed. */
+  totalS: number;
+  /** CPU cores per process group between 10 % and 90 %. */
+  cores: Record<string, number>;
+}
+
+/**
+ * Polls the bench's Postgres until `orders` orders are completed (failing after `timeoutMs`), taking the
+ * steady rate between 10 % and 90 % of them and the CPU of each process group over the same window.
+ */
+export async function trackCompletion(ctx: BenchContext, orders: number, opts: { since: number; label: string; timeoutMs?: number }): Promise<Completion> {
+  const marks: { at: number; done: number }[] = [];
+  let cpu10: CpuSample | null = null;
+  let cpu90: CpuSample | null = null;
+  const deadline = Date.now() + (opts.timeoutMs ?? 180_000);
+  for (;;) {
+    const { rows } = await ctx.stack.db.query<{ n: string }>("SELECT count(*) AS n FROM orders WHERE status = 'completed'");
+    const done = Number(rows[0]!.n);
+    marks.push({ at: Date.now(), done });
+    if (!cpu10 && done >= orders * 0.1) cpu10 = ctx.cpu.sample();
+    if (!cpu90 && done >= orders * 0.9) cpu90 = ctx.cpu.sample();
+    if (done >= orders) break;
+    if (Date.now() > deadline) throw new Error(`${opts.label}: only ${done} of ${orders} orders completed after ${((Date.now() - opts.since) / 1000).toFixed(0)} s`);
+    await sleep(50);
+  }
+  const first = marks.find((m) => m.done >= orders * 0.1)!;
+  const last = marks.find((m) => m.done >= orders * 0.9)!;
+  return {
+    steadyPerS: (last.done - first.done) / Math.max(0.001, (last.at - first.at) / 1000),
+    totalS: (marks.at(-1)!.at - opts.since) / 1000,
+    cores: cpu10 && cpu90 ? CpuMeter.cores(cpu10, cpu90) : {},
+  };
+}
