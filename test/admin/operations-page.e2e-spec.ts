@@ -134,6 +134,25 @@ describe('operations page in a browser: log in, find, re-drive, mark failed, job
     await expect(page.locator('#audit tr[data-audit=marked_failed]').textContent()).resolves.toMatch(/alice[\s\S]*brand broken in staging/);
   });
 
+  it('marks a completed order disputed (its card secrets then outlive RETENTION_SECRETS_DAYS): reason required, audit entry with who and why', async () => {
+    await page.goto(url(`/admin/orders/${orders.done.id}`));
+    const form = page.locator(`form[action$="/dispute"]`);
+    await Promise.all([page.waitForURL(url(`/admin/orders/${orders.done.id}`)), form.locator('input[name=reason]').fill('customer says the code was already used').then(() => form.locator('button:has-text("Dispute")').click())]);
+    await expect(page.locator('.flash.ok').textContent()).resolves.toContain('marked disputed');
+    await expect(page.locator('#audit tr[data-audit=disputed]').textContent()).resolves.toMatch(/alice[\s\S]*customer says the code was already used/);
+    const { rows } = await (async () => {
+      const { Client } = await import('pg');
+      const db = new Client({ connectionString: stack.db.url });
+      await db.connect();
+      try {
+        return await db.query<{ disputed_at: Date | null }>('SELECT disputed_at FROM orders WHERE id = $1', [orders.done.id]);
+      } finally {
+        await db.end();
+      }
+    })();
+    expect(rows[0]!.disputed_at).not.toBeNull();
+  });
+
   it('the job dashboard (bull-board) needs the login, then loads with its assets and both queues', async () => {
     const fresh = await browser.newContext({ viewport: VIEWPORT });
     try {

@@ -109,6 +109,13 @@ const serviceObject = z.object({
      */
     PULL_REQUEST_SETTLE_MS: timing(3 * 60_000, 1),
     SWEEP_INTERVAL_MS: timing(5_000, 100),
+    /** Terminal orders untouched this many days move to orders_archive (0: never; the default keeps every order). */
+    RETENTION_DAYS: intSetting(0, 0, 36_500),
+    /** Card secrets of archived orders are destroyed this many days after the order ended, unless disputed (0: never). */
+    RETENTION_SECRETS_DAYS: intSetting(0, 0, 36_500),
+    /** The retention task's period; each run archives in batches of RETENTION_BATCH for at most a minute. */
+    RETENTION_INTERVAL_MS: timing(3_600_000, 1_000),
+    RETENTION_BATCH: intSetting(500, 1, 10_000),
     /**
      * How long a run of a periodic task (sweeper, reconciler, ...) may last before another worker may run
      * it again: the time a worker killed mid-run holds the task (periodic_task_runs).

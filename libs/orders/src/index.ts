@@ -21,5 +21,6 @@ export * from './partner/catalog-source';
 export * from './attempt-facts';
 export * from './read/read-models';
 export * from './read/operations.repository';
+export * from './retention.repository';
 export * from './read/reports.repository';
 export * from './card-keys.repository';

@@ -6,6 +6,7 @@ import { CallbackQueue, CallbacksRepository } from './callbacks';
 import { OrderQueue } from './order-queue.service';
 import { OrdersRepository } from './orders.repository';
 import { OperationsRepository } from './read/operations.repository';
+import { RetentionRepository } from './retention.repository';
 import { CatalogRepository } from './partner/catalog.repository';
 import { CatalogSource } from './partner/catalog-source';
 import { PartnerCircuit } from './partner/partner-circuit';
@@ -21,6 +22,7 @@ const PROVIDERS = [
   TransitionsRepository,
   CallbacksRepository,
   OperationsRepository,
+  RetentionRepository,
   OrderQueue,
   CallbackQueue,
   AfterCommit,

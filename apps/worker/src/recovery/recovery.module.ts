@@ -10,9 +10,10 @@ import { CatalogRefresh } from './catalog-refresh';
 import { CircuitProbe } from './circuit-probe.service';
 import { PollAger } from './poll-ager.service';
 import { Reconciler } from './reconciler.service';
+import { Retention } from './retention.service';
 import { Sweeper } from './sweeper.service';
 
-const TASKS = [Sweeper, Reconciler, CircuitProbe, BalanceWatch, CatalogRefresh, PollAger];
+const TASKS = [Sweeper, Reconciler, CircuitProbe, BalanceWatch, CatalogRefresh, PollAger, Retention];
 
 /** The fleet's claims on the tasks' runs: each task runs once per interval across every worker. */
 const LEASES = { provide: TaskLeases, inject: [PG_POOL, SERVICE_CONFIG], useFactory: (pool: Pool, config: ServiceConfig) => new TaskLeases(pool, config.PERIODIC_TASK_LEASE_MS) };

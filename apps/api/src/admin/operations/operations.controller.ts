@@ -14,7 +14,7 @@ import { OperationsService } from './operations.service';
 
 const MAX_REASON = 500;
 
-/** The operations page, search, the order page and the two actions on needs_attention orders. */
+/** The operations page, search, the order page, the two actions on needs_attention orders, and a dispute. */
 @ApiExcludeController() // HTML for people, with cookie sessions: not part of the /v1 contract
 @Controller('admin')
 export class OperationsController {
@@ -58,7 +58,13 @@ export class OperationsController {
     return this.act(req, reply, session, id, body, 'mark-failed');
   }
 
-  private async act(req: AdminRequest, reply: FastifyReply, session: AdminSession, id: string, body: unknown, action: 'redrive' | 'mark-failed') {
+  /** Dispute: the order's card secrets outlive RETENTION_SECRETS_DAYS; the reason is required. */
+  @Post('orders/:id/dispute')
+  dispute(@Req() req: AdminRequest, @Res() reply: FastifyReply, @Session() session: AdminSession, @Param('id') id: string, @Body() body: unknown) {
+    return this.act(req, reply, session, id, body, 'dispute');
+  }
+
+  private async act(req: AdminRequest, reply: FastifyReply, session: AdminSession, id: string, body: unknown, action: 'redrive' | 'mark-failed' | 'dispute') {
     if (!session.canAct) throw new ApiError(403, 'read_only', 'Read-only: this user may look but not act');
     if (!this.sessions.csrfValid(session, field(body, 'csrf'))) {
       throw new ApiError(403, 'csrf_token_invalid', 'Missing or wrong CSRF token: reload the page and try again');
@@ -71,7 +77,12 @@ export class OperationsController {
     };
     if (!isUuid(id)) return done('error', `No order ${id}`);
     if (action === 'mark-failed' && !reason) return done('error', `Order ${id} was not changed: a reason is required to mark it failed`);
+    if (action === 'dispute' && !reason) return done('error', `Order ${id} was not changed: a reason is required to mark it disputed`);
     try {
+      if (action === 'dispute') {
+        await this.actions.dispute(id, session.user, reason);
+        return done('ok', `Order ${id} marked disputed: its card secrets are kept past the retention`);
+      }
       if (action === 'redrive') {
         await this.actions.redrive(id, session.user, reason || '(no reason given)');
         return done('ok', `Order ${id} re-driven with the same request ID`);

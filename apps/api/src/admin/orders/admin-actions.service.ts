@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AfterCommit, StepsRepository, TransitionsRepository, redriveStep } from '@cardpull/orders';
+import { AfterCommit, RetentionRepository, StepsRepository, TransitionsRepository, redriveStep } from '@cardpull/orders';
 import { ApiError } from '@cardpull/platform';
 
 export interface AdminActionResult {
@@ -23,7 +23,17 @@ export class AdminActions {
     private readonly steps: StepsRepository,
     private readonly transitions: TransitionsRepository,
     private readonly afterCommit: AfterCommit,
+    private readonly retention: RetentionRepository,
   ) {}
+
+  /**
+   * A customer disputes the order: its card secrets are kept past RETENTION_SECRETS_DAYS (live or archived
+   * order alike). Recorded on the live order's timeline (`disputed`, actor admin:<user>, the reason), or in
+   * the archived document's `disputes`.
+   */
+  async dispute(orderId: string, user: string, reason: string): Promise<void> {
+    if (!(await this.retention.markDisputed(orderId, `admin:${user}`, reason))) throw new ApiError(404, 'order_not_found', `No order ${orderId}`);
+  }
 
   /**
    * Re-drive with the SAME request ID (invariant 2; redriveStep of libs/orders): the unknown-outcome

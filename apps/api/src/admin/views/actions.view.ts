@@ -18,3 +18,14 @@ export function attentionActions(orderId: string, session: AdminSession, back: s
   <button class="danger" type="submit" title="End the order as failed with this reason">Mark failed</button>
 </form>`;
 }
+
+/** Dispute (any order): its card secrets are kept past RETENTION_SECRETS_DAYS. A reason is required. */
+export function disputeAction(orderId: string, session: AdminSession, back: string): Html {
+  if (!session.canAct) return html``;
+  return html`<form class="action" method="post" action="/admin/orders/${encodeURIComponent(orderId)}/dispute" data-order="${orderId}">
+  <input type="hidden" name="csrf" value="${session.csrfToken}">
+  <input type="hidden" name="back" value="${back}">
+  <input type="text" name="reason" maxlength="500" placeholder="Why (the customer's dispute)" aria-label="Dispute reason" required>
+  <button type="submit" title="Keep this order's card secrets past the retention">Dispute</button>
+</form>`;
+}

@@ -1,6 +1,6 @@
 import type { AdminSession } from '../auth/admin-sessions.service';
 import type { OrderPageModel } from '../orders/order-inspector.service';
-import { attentionActions } from './actions.view';
+import { attentionActions, disputeAction } from './actions.view';
 import { badge, dash, json, money, orDash, time } from './format';
 import { type Html, html } from './html';
 import { page, type PageContext } from './layout';
@@ -114,6 +114,9 @@ ${o.status === 'needs_attention'
     ${ctx.session.canAct
       ? attentionActions(o.id, ctx.session, back, { redrive: o.errorCode !== 'card_mismatch' })
       : html`<p class="muted small">Read-only: an admin can re-drive it (same request ID) or mark it failed.</p>`}</section>`
+  : ''}
+${(o.status === 'completed' || o.status === 'failed') && ctx.session.canAct
+  ? html`<section class="card" aria-label="Dispute"><h2>Dispute</h2><p class="small">A customer disputes this order: keep its card secrets past the retention (<span class="mono">RETENTION_SECRETS_DAYS</span>).</p>${disputeAction(o.id, ctx.session, back)}</section>`
   : ''}
 ${m.completedAfterFailed
   ? html`<div class="warn" role="status" data-notice="completed_after_failed">Completed after it was marked failed: its request ID yielded a card later, which is stored and is the order's card. Tell whoever was told it failed.</div>`
