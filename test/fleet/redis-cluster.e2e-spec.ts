@@ -1,6 +1,9 @@
 import { spawnSync } from 'node:child_process';
+import { Queue } from 'bullmq';
+import { Cluster } from 'ioredis';
 import { startRedisCluster, type TestRedisCluster } from '@cardpull/testing';
 import { useStack } from '../support/stack';
+import { ADMIN_ENV, ALICE, adminCall, login } from '../admin/support/admin';
 import { placeOrder, waitForAllEnded, withDb, type Mode } from '../recovery/support/recovery';
 
 /** The slot of a key (CLUSTER KEYSLOT), asked of a node. */
@@ -23,6 +26,7 @@ describe('on a Redis Cluster: 3 masters, 3 replicas', () => {
         return cluster.nodesSetting;
       },
       PARTNER_LIMITS: JSON.stringify({ create: { per_second: 200 }, poll: { per_second: 200 } }),
+      ...ADMIN_ENV,
     } as Record<string, string>,
   });
   afterAll(() => cluster?.stop());
@@ -49,6 +53,16 @@ describe('on a Redis Cluster: 3 masters, 3 replicas', () => {
     expect(await cardsOtherThanOne()).toEqual([]);
   });
 
+  it('the job dashboard (bull-board) reads both queues on the cluster, and the health check pings it', async () => {
+    const cookie = await login(stack, ALICE);
+    const res = await adminCall(stack, 'GET', '/admin/queues/api/queues', { cookie });
+    expect(res.status).toBe(200);
+    const queues = (res.json.queues as { name: string; counts: Record<string, number> }[]).map((q) => q.name).sort();
+    expect(queues).toEqual(['callbacks', 'orders']);
+    const ready = await stack.call('GET', '/health/ready', { key: null });
+    expect([ready.status, JSON.stringify(ready.body)]).toEqual([200, expect.stringContaining('"redis":{"status":"up"')]);
+  });
+
   it('the cluster loses every key (FLUSHALL on each master): the sweeper re-enqueues from Postgres and the orders complete', async () => {
     await stack.stopWorker();
     const placed = await Promise.all(Array.from({ length: 20 }, (_, i) => placeOrder(stack, i % 2 ? 'async' : 'sync')));
@@ -72,7 +86,17 @@ describe('on a Redis Cluster: 3 masters, 3 replicas', () => {
     cluster.kill(holder!.port);
     const placed = await placing;
     await cluster.waitHealthy();
-    const ended = await waitForAllEnded(stack, placed.map((o) => o.id), 90_000);
+    const ended = await waitForAllEnded(stack, placed.map((o) => o.id), 90_000).catch(async (error: Error) => {
+      // What the cluster holds for the orders still open, and what the processes logged (a failure's picture).
+      const open = (await withDb(stack, (db) => db.query<{ id: string; step_seq: number }>("SELECT id, step_seq FROM orders WHERE status NOT IN ('completed', 'failed', 'needs_attention')"))).rows;
+      const client = new Cluster(cluster.masters().map((m) => ({ host: m.host, port: m.port })));
+      const queue = new Queue('orders', { connection: client, prefix: `{${stack.env.REDIS_PREFIX}}` });
+      const states = await Promise.all(open.slice(0, 5).map(async (o) => `${o.id}-${o.step_seq}: ${await queue.getJobState(`${o.id}-${o.step_seq}`)}`));
+      await queue.close();
+      client.disconnect();
+      const warnings = stack.logs.lines.filter((l) => /"level":(40|50|60)/.test(l)).slice(-15);
+      throw new Error(`${error.message}\njobs on the cluster: ${states.join(', ')}\nlast warnings:\n${warnings.join('\n')}`);
+    });
     expect(ended.filter((o) => o.status !== 'completed').map((o) => [o.id, o.status])).toEqual([]);
     expect(await cardsOtherThanOne()).toEqual([]);
   }, 120_000);

@@ -83,6 +83,8 @@ export function producerConnection(redisUrl: string): RedisOptions {
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     connectTimeout: 2_000,
+    // No command waits for ever (a node lost mid-failover): an enqueue that fails is repaired by the sweeper.
+    commandTimeout: 10_000,
     retryStrategy: (times) => Math.min(times * 200, 2_000),
   };
 }

@@ -6,6 +6,8 @@ import { TaskLeases } from '@cardpull/db';
  * ago or more: the processes' timers are not in step, and a tick a few ms early must not skip a round.
  */
 const FLEET_SLACK = 0.9;
+/** Without the fleet's leases (a task built by hand), a run is waited for this long at most. */
+const UNLEASED_RUN_LIMIT_MS = 60_000;
 
 /**
  * The one wiring of a task run on a timer in the worker (sweeper, reconciler, circuit probe, balance watch,
@@ -48,8 +50,26 @@ export abstract class PeriodicTask<T> implements OnApplicationBootstrap, BeforeA
   }
 
   private run(everyMs: number): Promise<T | null> {
-    this.running ??= this.claimed(everyMs).finally(() => (this.running = undefined));
-    return this.running;
+    if (this.running) return this.running;
+    const run = this.claimed(everyMs);
+    this.running = run;
+    // A run that never settles (a Redis command lost in a failover, a socket that never answers) must not
+    // stop the task for good: once its lease is over (another process may run the task by then), this
+    // process stops waiting for it and the next tick starts afresh.
+    const limitMs = this.leases?.leaseMs ?? UNLEASED_RUN_LIMIT_MS;
+    const timer = setTimeout(() => {
+      if (this.running !== run) return;
+      this.running = undefined;
+      this.log.warn({ task: this.taskName, limitMs }, `${this.taskName}: a run has not finished after ${limitMs} ms; the next tick starts a new one`);
+    }, limitMs);
+    timer.unref();
+    void run
+      .finally(() => {
+        clearTimeout(timer);
+        if (this.running === run) this.running = undefined;
+      })
+      .catch(() => undefined);
+    return run;
   }
 
   private async claimed(everyMs: number): Promise<T | null> {
