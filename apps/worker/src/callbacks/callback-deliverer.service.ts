@@ -1,4 +1,5 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { OrderMetrics } from '@cardpull/ops';
 import { Agent, request } from 'undici';
 import { SERVICE_CONFIG, callbackRules, callbackUrlProblem, publicOnlyLookup, type ServiceConfig } from '@cardpull/config';
 import { Vault } from '@cardpull/vault';
@@ -28,6 +29,7 @@ export class CallbackDeliverer {
     private readonly callbacks: CallbacksRepository,
     private readonly orders: OrdersRepository,
     private readonly vault: Vault,
+    @Optional() private readonly metrics?: OrderMetrics,
   ) {
     this.agent = config.CALLBACK_ALLOW_LOCAL ? undefined : new Agent({ connect: { lookup: publicOnlyLookup } });
   }
@@ -59,6 +61,7 @@ export class CallbackDeliverer {
     const retryInMs = ok || giveUp ? null : Math.min(this.config.CALLBACK_BACKOFF_MS * 2 ** (event.attempts - 1), MAX_BACKOFF_MS);
     await this.callbacks.record(event.id, { ok, httpStatus, error, durationMs: performance.now() - started, retryInMs });
     const fields = { eventId: event.id, orderId: event.orderId, type: event.type, attempt: event.attempts, httpStatus, error };
+    this.metrics?.callbackDeliveries.inc({ result: ok ? 'delivered' : giveUp ? 'given_up' : 'retry' });
     if (ok) this.log.log(fields, 'callback delivered');
     else if (giveUp) this.log.error(fields, 'callback given up');
     else this.log.warn({ ...fields, retryInMs }, 'callback failed; will retry');

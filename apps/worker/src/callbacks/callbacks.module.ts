@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
 import { OrdersCoreModule } from '@cardpull/orders';
+import { MetricsModule } from '@cardpull/ops';
 import { CallbackDeliverer } from './callback-deliverer.service';
 
 /** Delivery of the callback outbox to the callers' URLs. */
 @Module({
-  imports: [OrdersCoreModule],
+  imports: [OrdersCoreModule, MetricsModule],
   providers: [CallbackDeliverer],
   exports: [CallbackDeliverer],
 })

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { OrderMetrics } from '@cardpull/ops';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import type { OrderStep } from '@cardpull/db';
 import { Vault, sealCardField } from '@cardpull/vault';
@@ -36,6 +37,7 @@ export class DecisionApplier {
     private readonly steps: StepsRepository,
     private readonly vault: Vault,
     private readonly circuit: PartnerCircuit,
+    @Optional() private readonly metrics?: OrderMetrics,
   ) {}
 
   async apply(order: OrderRow, attempt: AttemptRow, d: Decision, actor = this.actor): Promise<StepResult> {
@@ -106,6 +108,7 @@ export class DecisionApplier {
       actor,
     );
     const fields = { orderId: order.id, requestId: attempt.requestId, partnerCardId: card.id, orderStatus: stored.status };
+    if (stored.role === 'order' && stored.status === 'completed') this.metrics?.timeToCard.observe({ mode: order.mode }, (Date.now() - order.createdAt.getTime()) / 1000);
     if (stored.role === 'surplus') {
       this.log.error({ ...fields, alert: 'surplus_card' }, 'ALERT: a second card for an order was issued and is kept as surplus (operations page: surplus cards)');
     } else if (stored.role === 'mismatch') {

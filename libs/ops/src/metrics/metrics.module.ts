@@ -3,6 +3,7 @@ import { OrdersCoreModule } from '@cardpull/orders';
 import { ApiKeyGuard, createMetricsRegistry, METRICS_REGISTRY, MetricsController } from '@cardpull/platform';
 import { PartnerStatusModule } from '../partner-status/partner-status.module';
 import { OperationsMetrics } from './operations.metrics';
+import { OrderMetrics } from './order.metrics';
 import { PartnerCallMetrics } from './partner-call.metrics';
 import { PartnerTrafficMetrics } from './partner-traffic.metrics';
 
@@ -13,7 +14,7 @@ import { PartnerTrafficMetrics } from './partner-traffic.metrics';
 @Module({
   imports: [OrdersCoreModule, PartnerStatusModule],
   controllers: [MetricsController],
-  providers: [{ provide: METRICS_REGISTRY, useFactory: createMetricsRegistry }, PartnerCallMetrics, PartnerTrafficMetrics, OperationsMetrics, ApiKeyGuard],
-  exports: [METRICS_REGISTRY, PartnerCallMetrics],
+  providers: [{ provide: METRICS_REGISTRY, useFactory: createMetricsRegistry }, PartnerCallMetrics, PartnerTrafficMetrics, OperationsMetrics, OrderMetrics, ApiKeyGuard],
+  exports: [METRICS_REGISTRY, PartnerCallMetrics, OrderMetrics],
 })
 export class MetricsModule {}
