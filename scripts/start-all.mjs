@@ -3,6 +3,8 @@
 // applies migrations (creating the database if needed), then runs the partner simulator, the worker and
 // the API as three processes, their output prefixed. Ctrl-C (or SIGTERM) stops all three gracefully.
 // Every setting comes from the environment (see .env.example); nothing needs to be set.
+// Logs: the processes write JSON lines (as in production); this launcher shows them readable and coloured
+// (pino-pretty) unless LOG_FORMAT=json. Once all three are up it prints where everything is.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -58,13 +60,71 @@ const processes = [
 const children = [];
 let stopping = false;
 
+const pretty = process.env.LOG_FORMAT === 'json' ? null : require('pino-pretty').prettyFactory({
+  colorize: process.stdout.isTTY || process.env.FORCE_COLOR === '1',
+  translateTime: 'SYS:HH:MM:ss.l',
+  ignore: 'pid,hostname,name',
+  singleLine: true,
+});
+const READY = { sim: /partner simulator listening on/, worker: /cardpull worker running/, api: /cardpull api listening on/ };
+const ready = new Set();
+
+/** Nest's start-up inventory (modules loaded, routes mapped): shown in JSON logs, not on a person's screen. */
+const BOOT_NOISE = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer']);
+
+function show(name, line) {
+  if (!pretty || !line.startsWith('{')) return `[${name}] ${line}\n`;
+  let entry;
+  try {
+    entry = JSON.parse(line);
+  } catch {
+    return `[${name}] ${line}\n`;
+  }
+  if (BOOT_NOISE.has(entry.context) && config.LOG_LEVEL !== 'debug' && config.LOG_LEVEL !== 'trace') return '';
+  return `[${name}] ${pretty(line)}`;
+}
+
 function prefix(name, stream, target) {
   let rest = '';
   stream.on('data', (chunk) => {
     const lines = (rest + chunk.toString('utf8')).split('\n');
     rest = lines.pop() ?? '';
-    for (const line of lines) target.write(`[${name}] ${line}\n`);
+    for (const line of lines) {
+      target.write(show(name, line));
+      if (!ready.has(name) && READY[name]?.test(line)) {
+        ready.add(name);
+        // A moment later: the processes' own start-up lines (written asynchronously) come first.
+        if (ready.size === processes.length) setTimeout(firstScreen, 500);
+      }
+    }
   });
+}
+
+/** Where everything is, once the three processes are up. */
+function firstScreen() {
+  const api = `http://${config.HOST}:${config.PORT}`;
+  const key = config.API_KEYS[0];
+  const admin = config.ADMIN_USERS[0];
+  const rows = [
+    ['API', `${api}/v1/orders`, key ? `Authorization: Bearer ${key.key}` : ''],
+    ['API docs', `${api}/docs`, 'OpenAPI, try it in the browser'],
+    ['Operations page', `${api}/admin`, admin ? `log in as ${admin.name}${process.env.ADMIN_USERS ? '' : ' / admin'}` : 'set ADMIN_USERS'],
+    ['Job dashboard', `${api}/admin/queues`, 'bull-board, same login'],
+    ['Metrics', `${api}/metrics`, 'Prometheus text (an API key with metrics:read)'],
+    ['Worker health', `http://${config.HOST}:${config.WORKER_PORT}/health/ready`, ''],
+    ['Partner simulator', config.PARTNER_BASE_URL, 'the local partner (control API under /_sim)'],
+  ];
+  const width = Math.max(...rows.map((r) => r[0].length));
+  const lines = [
+    '',
+    'cardpull is running (Ctrl-C stops all three)',
+    ...rows.map(([what, where, how]) => `  ${what.padEnd(width)}  ${where}${how ? `   ${how}` : ''}`),
+    '',
+    `  try:  curl -s -X POST ${api}/v1/orders -H 'authorization: Bearer ${key?.key ?? '<key>'}' -H 'idempotency-key: try-1' \\`,
+    `          -H 'content-type: application/json' -d '{"gift_card_code":"FAST-FREE","amount":1000}'`,
+    '',
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 function stopAll(code) {
@@ -91,4 +151,4 @@ for (const p of processes) {
 }
 process.on('SIGINT', () => stopAll(0));
 process.on('SIGTERM', () => stopAll(0));
-console.log(`[start] cardpull: API http://${config.HOST}:${config.PORT}, worker health http://${config.HOST}:${config.WORKER_PORT}/health/ready, partner simulator ${config.PARTNER_BASE_URL}`);
+console.log(`[start] starting: API http://${config.HOST}:${config.PORT}, worker, partner simulator ${config.PARTNER_BASE_URL}${pretty ? '' : ' (JSON logs: LOG_FORMAT=json)'}`);
