@@ -101,6 +101,32 @@ describe('operations page in a browser: log in, find, re-drive, mark failed, job
     await expect(page.locator('section[aria-label=Timeline]').textContent()).resolves.toMatch(/created[\s\S]*api:shop[\s\S]*completed/);
   });
 
+  it('groups failed and needs_attention orders by cause, with counts, first and last seen, and the latest order', async () => {
+    await page.goto(url('/admin'));
+    const causes = await page.locator('#failures tbody tr').evaluateAll((rows) =>
+      rows.map((r) => ({ status: r.getAttribute('data-cause-status'), code: r.getAttribute('data-code'), count: Number(r.querySelector('td:nth-child(2)')?.textContent) })),
+    );
+    const db = async (sql: string) => {
+      const { Client } = await import('pg');
+      const c = new Client({ connectionString: stack.db.url });
+      await c.connect();
+      try {
+        return (await c.query(sql)).rows as { status: string; code: string; n: number }[];
+      } finally {
+        await c.end();
+      }
+    };
+    const expected = await db("SELECT status::text AS status, coalesce(error_code, '') AS code, count(*)::int AS n FROM orders WHERE status IN ('failed', 'needs_attention') GROUP BY 1, 2");
+    const sortKey = (x: { status: string | null; code: string | null }) => `${x.status}/${x.code}`;
+    const summed = new Map<string, number>();
+    for (const c of causes) summed.set(sortKey(c), (summed.get(sortKey(c)) ?? 0) + c.count);
+    expect(Object.fromEntries([...summed].sort())).toEqual(Object.fromEntries(expected.map((e) => [sortKey(e), e.n]).sort()));
+    // The needs_attention orders of one cause (the partner's same last answer) make one row, linking the latest.
+    const first = page.locator('#failures tbody tr').first();
+    await expect(first.locator('a').getAttribute('href')).resolves.toMatch(/^\/admin\/orders\//);
+    expect(Math.max(...causes.map((c) => c.count))).toBeGreaterThanOrEqual(2);
+  });
+
   it('re-drives a needs_attention order with the same request ID: audit entry with who and why, then the order completes', async () => {
     await page.goto(url(`/admin/orders/${orders.recoverable.id}`));
     await page.fill('input[name=reason]', 'partner fixed the 503s');

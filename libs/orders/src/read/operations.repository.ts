@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PG_POOL } from '@cardpull/db';
-import type { AttentionRow, ExtraCardCounts, ExtraCardRow, OrderSummary, SearchHit, TimelineEvent } from './read-models';
+import type { AttentionRow, ExtraCardCounts, ExtraCardRow, FailureGroup, OrderSummary, SearchHit, TimelineEvent } from './read-models';
 
 /** The columns of an OrderSummary, from `orders o`. */
 const SUMMARY_COLUMNS = `o.id, o.status, o.client, o.mode, o.gift_card_code AS "giftCardCode", o.amount, o.created_at AS "createdAt", o.updated_at AS "updatedAt"`;
@@ -30,6 +30,28 @@ export class OperationsRepository {
        FROM orders o
        LEFT JOIN LATERAL (SELECT request_id, call_count, error_code, error_message, unknown_since FROM attempts WHERE order_id = o.id ORDER BY seq DESC LIMIT 1) a ON true
        WHERE o.status = 'needs_attention' ORDER BY o.id LIMIT $1`,
+      [limit],
+    );
+    return rows;
+  }
+
+  /**
+   * Failed and needs_attention orders grouped by cause: status, the order's error code, and the partner's
+   * last word on its latest request ID (code and message; the order's own message when the partner gave
+   * none), with ids, times and long numbers in messages folded so one cause makes one row. How many, when
+   * first and last seen (the order's last change), and the latest order of each; latest causes first. The
+   * (status, id) index picks the two statuses; retention bounds them.
+   */
+  async failureGroups(limit: number): Promise<FailureGroup[]> {
+    const { rows } = await this.pool.query<FailureGroup>(
+      `SELECT o.status::text AS status, coalesce(o.error_code, '') AS code, coalesce(a.error_code, '') AS "partnerCode",
+              left(regexp_replace(coalesce(a.error_message, o.error_message, ''), '[0-9a-fA-F]{8}-[0-9a-fA-F-]{27}|\\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z?|\\d{5,}', '…', 'g'), 200) AS message,
+              count(*)::int AS count, min(o.updated_at) AS "firstSeen", max(o.updated_at) AS "lastSeen",
+              (array_agg(o.id ORDER BY o.updated_at DESC))[1]::text AS "latestOrderId"
+       FROM orders o
+       LEFT JOIN LATERAL (SELECT error_code, error_message FROM attempts WHERE order_id = o.id ORDER BY seq DESC LIMIT 1) a ON true
+       WHERE o.status IN ('failed', 'needs_attention')
+       GROUP BY 1, 2, 3, 4 ORDER BY max(o.updated_at) DESC LIMIT $1`,
       [limit],
     );
     return rows;

@@ -72,3 +72,18 @@ export interface ReportOrder {
   attempts: { request_id: string; state: string; partner_status: string | null; error_code: string | null }[];
   cards: { partner_card_id: string; request_id: string; role: 'order' | 'surplus' | 'mismatch'; amount: number; gift_card_code: string }[];
 }
+
+/** Failed and needs_attention orders sharing a cause (the operations page's "Failures by cause"). */
+export interface FailureGroup {
+  status: string;
+  /** The order's error code ('' when none). */
+  code: string;
+  /** The partner's last error code for the order's latest request ID ('' when none). */
+  partnerCode: string;
+  /** The partner's message (or the order's), ids and times folded to "…". */
+  message: string;
+  count: number;
+  firstSeen: Date;
+  lastSeen: Date;
+  latestOrderId: string;
+}

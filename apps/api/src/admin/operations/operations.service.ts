@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_CONFIG, isPlainPassword, type ServiceConfig } from '@cardpull/config';
-import { ORDER_STATUSES, OperationsRepository, type AttentionRow, type ExtraCardCounts, type ExtraCardRow, type OrderSummary } from '@cardpull/orders';
+import { ORDER_STATUSES, OperationsRepository, type AttentionRow, type ExtraCardCounts, type ExtraCardRow, type FailureGroup, type OrderSummary } from '@cardpull/orders';
 import { PartnerPanel, type PartnerPanelModel } from './partner-panel.service';
 
 /** How many needs_attention orders the page lists (the count above it is exact). */
@@ -8,6 +8,8 @@ export const ATTENTION_LIMIT = 100;
 /** How many surplus and mismatched cards the page lists (the counts above them are exact). */
 export const EXTRA_CARDS_LIMIT = 50;
 const RECENT_LIMIT = 15;
+/** How many causes of failure the page lists (the latest first). */
+export const FAILURE_GROUPS_LIMIT = 20;
 
 export type { AttentionRow, ExtraCardRow, OrderSummary };
 
@@ -19,6 +21,8 @@ export interface OperationsModel {
   extraCards: ExtraCardRow[];
   extraCardCounts: ExtraCardCounts;
   recent: OrderSummary[];
+  /** Failed and needs_attention orders grouped by cause, latest cause first. */
+  failures: FailureGroup[];
   partner: PartnerPanelModel;
   /** Each client with a spend limit (SPEND_LIMITS): what it ordered today (UTC) against its limits. */
   spend: { client: string; today: number; perDay: number | null; maxOrder: number | null }[];
@@ -36,11 +40,12 @@ export class OperationsService {
   ) {}
 
   async overview(): Promise<OperationsModel> {
-    const [counts, attention, extra, recent, partner, spent] = await Promise.all([
+    const [counts, attention, extra, recent, failures, partner, spent] = await Promise.all([
       this.counts(),
       this.attention(),
       this.extraCards(),
       this.recent(),
+      this.reads.failureGroups(FAILURE_GROUPS_LIMIT),
       this.partnerPanel.build(),
       this.config.SPEND_LIMITS.size ? this.reads.spendToday() : Promise.resolve(new Map<string, number>()),
     ]);
@@ -51,6 +56,7 @@ export class OperationsService {
       extraCards: extra.rows,
       extraCardCounts: extra.counts,
       recent,
+      failures,
       partner,
       spend: [...this.config.SPEND_LIMITS].map(([client, l]) => ({ client, today: spent.get(client) ?? 0, perDay: l.perDay, maxOrder: l.maxOrder })),
       plainPasswords: this.config.ADMIN_USERS.some(isPlainPassword),

@@ -1,5 +1,5 @@
 import type { AdminSession } from '../auth/admin-sessions.service';
-import { ATTENTION_LIMIT, EXTRA_CARDS_LIMIT, type OperationsModel, type OrderSummary } from '../operations/operations.service';
+import { ATTENTION_LIMIT, EXTRA_CARDS_LIMIT, FAILURE_GROUPS_LIMIT, type OperationsModel, type OrderSummary } from '../operations/operations.service';
 import type { PartnerPanelModel } from '../operations/partner-panel.service';
 import type { SearchHit } from '../orders/order-inspector.service';
 import { attentionActions } from './actions.view';
@@ -33,6 +33,22 @@ function attention(model: OperationsModel, session: AdminSession): Html {
         ${o.requestId ? html`<div class="muted"><span class="mono">${o.requestId}</span> · ${o.calls ?? 0} calls${o.unknownSince ? html` · unknown since ${time(o.unknownSince)}` : ''}</div>` : ''}</td>
       ${session.canAct ? html`<td>${attentionActions(o.id, session, '/admin', { redrive: o.errorCode !== 'card_mismatch' })}</td>` : ''}
     </tr>`,
+    )}</tbody>
+  </table>`}
+</section>`;
+}
+
+/** Failed and needs_attention orders by cause: what broke, how often, since when (the latest order of each to open). */
+function failures(model: OperationsModel): Html {
+  return html`<section class="card" id="failures" aria-label="Failures by cause">
+  <h2>Failures by cause <span class="muted">(failed and needs attention${model.failures.length >= FAILURE_GROUPS_LIMIT ? `, latest ${FAILURE_GROUPS_LIMIT} causes` : ''})</span></h2>
+  ${model.failures.length === 0
+    ? html`<p class="muted">No failed order, none waiting for attention.</p>`
+    : html`<table>
+    <thead><tr><th>Cause</th><th>Orders</th><th>First seen</th><th>Last seen</th><th>Latest</th></tr></thead>
+    <tbody>${model.failures.map(
+      (f) => html`<tr data-code="${f.code}" data-partner-code="${f.partnerCode}" data-cause-status="${f.status}"><td class="small">${badge(f.status)} <b class="mono">${f.code || '-'}</b>${f.partnerCode && f.partnerCode !== f.code ? html` <span class="muted">partner:</span> <b class="mono">${f.partnerCode}</b>` : ''}<div class="muted">${f.message}</div></td>
+      <td><b>${f.count}</b></td><td class="nowrap small">${time(f.firstSeen)}</td><td class="nowrap small">${time(f.lastSeen)}</td><td>${orderLink(f.latestOrderId)}</td></tr>`,
     )}</tbody>
   </table>`}
 </section>`;
@@ -147,6 +163,7 @@ export function operationsView(model: OperationsModel, ctx: PageContext & { sess
   <div>
     ${counts(model)}
     ${attention(model, ctx.session)}
+    ${failures(model)}
     ${extraCards(model)}
     <section class="card" aria-label="Recent orders"><h2>Recent orders</h2>${model.recent.length ? ordersTable(model.recent) : html`<p class="muted">No orders yet.</p>`}</section>
   </div>
