@@ -20,6 +20,7 @@ export * from './partner/catalog.repository';
 export * from './partner/catalog-source';
 export * from './attempt-facts';
 export * from './read/read-models';
+export * from './read/order-filter';
 export * from './read/operations.repository';
 export * from './retention.repository';
 export * from './read/reports.repository';

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PG_POOL } from '@cardpull/db';
-import type { AttentionRow, ExtraCardCounts, ExtraCardRow, FailureGroup, OrderSummary, SearchHit, TimelineEvent } from './read-models';
+import { filterSql, type OrderFilter } from './order-filter';
+import type { AttentionRow, ExtraCardCounts, ExtraCardRow, FailureGroup, FilteredOrder, OrderSummary, SearchHit, TimelineEvent } from './read-models';
 
 /** The columns of an OrderSummary, from `orders o`. */
 const SUMMARY_COLUMNS = `o.id, o.status, o.client, o.mode, o.gift_card_code AS "giftCardCode", o.amount, o.created_at AS "createdAt", o.updated_at AS "updatedAt"`;
@@ -33,6 +34,21 @@ export class OperationsRepository {
       [limit],
     );
     return rows;
+  }
+
+  /**
+   * A page of the orders a filter selects, newest first: `limit` after the order `after` (ids are UUIDv7:
+   * their order is their creation order, and the primary key walks it), one more to know if there is a next.
+   */
+  async filterOrders(filter: OrderFilter, after: string | undefined, limit: number): Promise<{ orders: FilteredOrder[]; more: boolean }> {
+    const { where, params } = filterSql(filter, 3);
+    const { rows } = await this.pool.query<FilteredOrder>(
+      `SELECT ${SUMMARY_COLUMNS}, o.error_code AS "errorCode", o.error_message AS "errorMessage", o.metadata
+       FROM orders o WHERE ($1::uuid IS NULL OR o.id < $1::uuid) AND ${where}
+       ORDER BY o.id DESC LIMIT $2`,
+      [after ?? null, limit + 1, ...params],
+    );
+    return { orders: rows.slice(0, limit), more: rows.length > limit };
   }
 
   /**

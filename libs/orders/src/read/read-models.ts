@@ -87,3 +87,10 @@ export interface FailureGroup {
   lastSeen: Date;
   latestOrderId: string;
 }
+
+/** An order as the operators' filter lists it. */
+export interface FilteredOrder extends OrderSummary {
+  errorCode: string | null;
+  errorMessage: string | null;
+  metadata: Record<string, unknown> | null;
+}

@@ -10,6 +10,8 @@ import { AdminActions } from '../orders/admin-actions.service';
 import { OrderInspector } from '../orders/order-inspector.service';
 import { operationsView, searchView } from '../views/operations.view';
 import { notFoundView, orderView } from '../views/order.view';
+import { ordersFilterView } from '../views/orders-filter.view';
+import { filterQuery, parseOrderFilter } from '@cardpull/orders';
 import { OperationsService } from './operations.service';
 
 const MAX_REASON = 500;
@@ -37,6 +39,30 @@ export class OperationsController {
     const hits = await this.inspector.search(query);
     if (hits.length === 1) return reply.redirect(`/admin/orders/${hits[0]!.id}`, 303);
     return sendPage(reply, searchView(query, hits, { session }));
+  }
+
+  /** Orders by filter (status, client, gift card, mode, time range, error code, metadata key:value), a page at a time. */
+  @Get('orders')
+  async orders(@Res() reply: FastifyReply, @Session() session: AdminSession, @Query() query: Record<string, unknown>) {
+    const parsed = parseOrderFilter(query ?? {});
+    const result = parsed.errors.length ? null : await this.inspector.filter(parsed);
+    return sendPage(reply, ordersFilterView(parsed, result, { session }), parsed.errors.length ? 400 : 200);
+  }
+
+  /** The same filter as JSON, for scripts (with the admin session cookie of POST /admin/login). */
+  @Get('api/orders')
+  async ordersJson(@Res() reply: FastifyReply, @Query() query: Record<string, unknown>) {
+    const parsed = parseOrderFilter(query ?? {});
+    if (parsed.errors.length) return reply.status(400).send({ errors: parsed.errors.map((e) => ({ code: 'invalid_filter', field: e.field, message: e.message })), status: 'bad_request' });
+    const { orders, more } = await this.inspector.filter(parsed);
+    const next = more && orders.length ? `/admin/api/orders?${filterQuery(parsed.filter, { after: orders.at(-1)!.id, limit: String(parsed.limit) })}` : null;
+    return reply.send({
+      orders: orders.map((o) => ({
+        id: o.id, status: o.status, client: o.client, mode: o.mode, gift_card_code: o.giftCardCode, amount: o.amount,
+        created_at: o.createdAt, updated_at: o.updatedAt, error_code: o.errorCode, error_message: o.errorMessage, metadata: o.metadata,
+      })),
+      next,
+    });
   }
 
   @Get('orders/:id')

@@ -8,7 +8,9 @@ import {
   type AttemptRow,
   type CallbackDeliveryRow,
   type CallbackEventRow,
+  type FilteredOrder,
   type OrderRow,
+  type ParsedFilter,
   type OrderView,
   type SearchHit,
   type TimelineEvent,
@@ -58,6 +60,11 @@ export class OrderInspector {
    * Tries the query as an order id, a partner request ID, an Idempotency-Key (of any configured client,
    * through the (client, idempotency_key) index), a partner card id and a gift card code (newest 50).
    */
+  /** A page of the orders a filter selects (the Orders view and its JSON), newest first. */
+  filter(parsed: ParsedFilter): Promise<{ orders: FilteredOrder[]; more: boolean }> {
+    return this.reads.filterOrders(parsed.filter, parsed.after, parsed.limit);
+  }
+
   async search(query: string): Promise<SearchHit[]> {
     const q = query.trim();
     if (!q || q.length > 200) return [];
