@@ -23,5 +23,6 @@ export * from './read/read-models';
 export * from './read/order-filter';
 export * from './read/operations.repository';
 export * from './retention.repository';
+export * from './operator-actions';
 export * from './read/reports.repository';
 export * from './card-keys.repository';

@@ -7,6 +7,7 @@ import { OrderQueue } from './order-queue.service';
 import { OrdersRepository } from './orders.repository';
 import { OperationsRepository } from './read/operations.repository';
 import { RetentionRepository } from './retention.repository';
+import { OperatorActions } from './operator-actions';
 import { CatalogRepository } from './partner/catalog.repository';
 import { CatalogSource } from './partner/catalog-source';
 import { PartnerCircuit } from './partner/partner-circuit';
@@ -23,6 +24,7 @@ const PROVIDERS = [
   CallbacksRepository,
   OperationsRepository,
   RetentionRepository,
+  OperatorActions,
   OrderQueue,
   CallbackQueue,
   AfterCommit,
