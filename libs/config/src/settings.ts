@@ -116,6 +116,8 @@ const serviceObject = z.object({
     /** The retention task's period; each run archives in batches of RETENTION_BATCH for at most a minute. */
     RETENTION_INTERVAL_MS: timing(3_600_000, 1_000),
     RETENTION_BATCH: intSetting(500, 1, 10_000),
+    /** Orders a bulk action (operations page) re-drives or marks failed per second, fleet-wide. */
+    BULK_ACTIONS_PER_SECOND: intSetting(10, 1, 1_000),
     /**
      * How long a run of a periodic task (sweeper, reconciler, ...) may last before another worker may run
      * it again: the time a worker killed mid-run holds the task (periodic_task_runs).

@@ -24,5 +24,6 @@ export * from './read/order-filter';
 export * from './read/operations.repository';
 export * from './retention.repository';
 export * from './operator-actions';
+export * from './bulk-actions.repository';
 export * from './read/reports.repository';
 export * from './card-keys.repository';

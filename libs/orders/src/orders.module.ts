@@ -8,6 +8,7 @@ import { OrdersRepository } from './orders.repository';
 import { OperationsRepository } from './read/operations.repository';
 import { RetentionRepository } from './retention.repository';
 import { OperatorActions } from './operator-actions';
+import { BulkActionsRepository } from './bulk-actions.repository';
 import { CatalogRepository } from './partner/catalog.repository';
 import { CatalogSource } from './partner/catalog-source';
 import { PartnerCircuit } from './partner/partner-circuit';
@@ -25,6 +26,7 @@ const PROVIDERS = [
   OperationsRepository,
   RetentionRepository,
   OperatorActions,
+  BulkActionsRepository,
   OrderQueue,
   CallbackQueue,
   AfterCommit,

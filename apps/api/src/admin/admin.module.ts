@@ -6,6 +6,7 @@ import { CallbackQueue, OrderQueue, OrdersCoreModule } from '@cardpull/orders';
 import { CatalogModule } from '../catalog/catalog.module';
 import { AdminAuthController } from './auth/admin-auth.controller';
 import { installAdminGuard } from './auth/admin-guard';
+import { BulkController } from './bulk/bulk.controller';
 import { AdminLogin } from './auth/admin-login.service';
 import { AdminSessions } from './auth/admin-sessions.service';
 import { RevokedSessionsRepository } from './auth/revoked-sessions.repository';
@@ -25,7 +26,7 @@ import { OrderInspector } from './orders/order-inspector.service';
  */
 @Module({
   imports: [OrdersCoreModule, CatalogModule],
-  controllers: [AdminAuthController, OperationsController],
+  controllers: [AdminAuthController, OperationsController, BulkController],
   providers: [AdminSessions, RevokedSessionsRepository, AdminLogin, OperationsService, PartnerPanel, OrderInspector, AdminActions],
 })
 export class AdminModule implements OnModuleInit {

@@ -6,6 +6,7 @@ import { PartnerStatusModule } from '@cardpull/ops';
 import { OrdersCoreModule } from '@cardpull/orders';
 import { StepsModule } from '../steps/steps.module';
 import { BalanceWatch } from './balance-watch.service';
+import { BulkRunner } from './bulk-runner.service';
 import { CatalogRefresh } from './catalog-refresh';
 import { CircuitProbe } from './circuit-probe.service';
 import { PollAger } from './poll-ager.service';
@@ -13,7 +14,7 @@ import { Reconciler } from './reconciler.service';
 import { Retention } from './retention.service';
 import { Sweeper } from './sweeper.service';
 
-const TASKS = [Sweeper, Reconciler, CircuitProbe, BalanceWatch, CatalogRefresh, PollAger, Retention];
+const TASKS = [Sweeper, Reconciler, CircuitProbe, BalanceWatch, CatalogRefresh, PollAger, Retention, BulkRunner];
 
 /** The fleet's claims on the tasks' runs: each task runs once per interval across every worker. */
 const LEASES = { provide: TaskLeases, inject: [PG_POOL, SERVICE_CONFIG], useFactory: (pool: Pool, config: ServiceConfig) => new TaskLeases(pool, config.PERIODIC_TASK_LEASE_MS) };

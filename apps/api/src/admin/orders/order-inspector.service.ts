@@ -29,6 +29,7 @@ export interface AuditEntry {
   what: string;
   why: string;
   requestId: string | null;
+  bulkId: string | null;
 }
 
 export interface OrderPageModel {
@@ -91,6 +92,8 @@ export class OrderInspector {
         what: e.type,
         why: typeof e.detail?.reason === 'string' ? e.detail.reason : '',
         requestId: e.requestId,
+        // Touched by a bulk action: which one (its page shows the filter and who started it).
+        bulkId: typeof (e.detail?.bulk as { id?: unknown } | undefined)?.id === 'string' ? ((e.detail!.bulk as { id: string }).id) : null,
       })),
       callbacks: callbacks.events.map((event) => ({ event, deliveries: callbacks.deliveries.filter((d) => d.eventId === event.id) })),
     };

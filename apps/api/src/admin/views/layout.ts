@@ -70,6 +70,8 @@ export interface PageContext {
   flash?: Flash | null;
   /** The search box's current text. */
   query?: string;
+  /** Reload the page every this many seconds (a bulk action's progress while it runs). */
+  refreshS?: number;
 }
 
 /** A whole page: the top bar (search, job dashboard link, user, log out), the flash message and `body`. */
@@ -77,7 +79,7 @@ export function page(title: string, ctx: PageContext, body: Html): Html {
   const { session, flash } = ctx;
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · cardpull</title><style>${trusted(STYLE)}</style></head>
+<title>${title} · cardpull</title><style>${trusted(STYLE)}</style>${ctx.refreshS ? html`<meta http-equiv="refresh" content="${ctx.refreshS}">` : ''}</head>
 <body>
 ${session
   ? html`<header>

@@ -53,7 +53,7 @@ function audit(m: OrderPageModel): Html {
   return html`<section class="card" aria-label="Audit trail" id="audit"><h2>Audit trail <span class="muted small">(operator actions)</span></h2>
   ${m.audit.length
     ? html`<table><thead><tr><th>When</th><th>Who</th><th>What</th><th>Why</th></tr></thead><tbody>${m.audit.map(
-      (a) => html`<tr data-audit="${a.what}"><td>${time(a.at)}</td><td>${a.who}</td><td>${a.what.replace(/_/g, ' ')}</td><td>${a.why || dash}</td></tr>`,
+      (a) => html`<tr data-audit="${a.what}"><td>${time(a.at)}</td><td>${a.who}</td><td>${a.what.replace(/_/g, ' ')}${a.bulkId ? html` <a class="small" href="/admin/bulk/${a.bulkId}">(bulk action)</a>` : ''}</td><td>${a.why || dash}</td></tr>`,
     )}</tbody></table>`
     : html`<p class="muted">No operator has acted on this order.</p>`}
 </section>`;

@@ -1,0 +1,45 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { BulkActionsRepository, OperatorActions } from '@cardpull/orders';
+import { PeriodicTask } from './periodic-task';
+
+/**
+ * Runs the operators' bulk actions (started on the operations page): every second, the next
+ * BULK_ACTIONS_PER_SECOND orders of the oldest running one are re-driven or marked failed by
+ * OperatorActions, as their creator, each with its own audit entry naming the bulk action; an order that
+ * is no longer in needs_attention (someone acted meanwhile) is skipped and counted. Once per second across
+ * the fleet (PeriodicTask), so the rate holds however many workers run; the progress is in Postgres.
+ */
+@Injectable()
+export class BulkRunner extends PeriodicTask<number> {
+  protected readonly taskName = 'bulk actions';
+
+  constructor(
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    private readonly bulk: BulkActionsRepository,
+    private readonly actions: OperatorActions,
+  ) {
+    super();
+  }
+
+  protected intervalMs(): number {
+    return 1_000;
+  }
+
+  protected async tick(): Promise<number> {
+    const batch = await this.bulk.nextBatch(this.config.BULK_ACTIONS_PER_SECOND);
+    if (!batch) return 0;
+    const { action, orderIds } = batch;
+    const by = { actor: `admin:${action.createdBy}`, who: action.createdBy, reason: action.reason, bulk: { id: action.id, action: action.action } };
+    let applied = 0;
+    for (const orderId of orderIds) {
+      const r = action.action === 'redrive' ? await this.actions.redrive(orderId, by) : await this.actions.markFailed(orderId, by);
+      if (r.ok) applied++;
+    }
+    await this.bulk.advance(action.id, action.position, orderIds.length, applied, orderIds.length - applied);
+    if (action.position + orderIds.length >= action.total) {
+      this.log.log({ bulkAction: action.id, action: action.action, total: action.total }, `bulk ${action.action} ${action.id} done`);
+    }
+    return orderIds.length;
+  }
+}
