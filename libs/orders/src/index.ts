@@ -21,6 +21,7 @@ export * from './partner/catalog-source';
 export * from './attempt-facts';
 export * from './read/read-models';
 export * from './read/order-filter';
+export * from './read/charts.repository';
 export * from './read/operations.repository';
 export * from './retention.repository';
 export * from './operator-actions';

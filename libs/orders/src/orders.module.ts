@@ -9,6 +9,7 @@ import { OperationsRepository } from './read/operations.repository';
 import { RetentionRepository } from './retention.repository';
 import { OperatorActions } from './operator-actions';
 import { BulkActionsRepository } from './bulk-actions.repository';
+import { ChartsRepository } from './read/charts.repository';
 import { CatalogRepository } from './partner/catalog.repository';
 import { CatalogSource } from './partner/catalog-source';
 import { PartnerCircuit } from './partner/partner-circuit';
@@ -27,6 +28,7 @@ const PROVIDERS = [
   RetentionRepository,
   OperatorActions,
   BulkActionsRepository,
+  ChartsRepository,
   OrderQueue,
   CallbackQueue,
   AfterCommit,

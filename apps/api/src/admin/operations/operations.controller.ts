@@ -11,7 +11,8 @@ import { OrderInspector } from '../orders/order-inspector.service';
 import { operationsView, searchView } from '../views/operations.view';
 import { notFoundView, orderView } from '../views/order.view';
 import { ordersFilterView } from '../views/orders-filter.view';
-import { filterQuery, parseOrderFilter } from '@cardpull/orders';
+import { CHART_RANGES, ChartsRepository, filterQuery, parseOrderFilter, type ChartRange } from '@cardpull/orders';
+import { chartsView } from '../views/charts.view';
 import { OperationsService } from './operations.service';
 
 const MAX_REASON = 500;
@@ -25,6 +26,7 @@ export class OperationsController {
     private readonly inspector: OrderInspector,
     private readonly actions: AdminActions,
     private readonly sessions: AdminSessions,
+    private readonly charts_: ChartsRepository,
   ) {}
 
   @Get()
@@ -39,6 +41,14 @@ export class OperationsController {
     const hits = await this.inspector.search(query);
     if (hits.length === 1) return reply.redirect(`/admin/orders/${hits[0]!.id}`, 303);
     return sendPage(reply, searchView(query, hits, { session }));
+  }
+
+  /** Charts over the last hour, day or week (?range=), drawn as SVG from Postgres. */
+  @Get('charts')
+  async charts(@Res() reply: FastifyReply, @Session() session: AdminSession, @Query('range') range: unknown) {
+    const r: ChartRange = typeof range === 'string' && range in CHART_RANGES ? (range as ChartRange) : 'hour';
+    const [buckets, open] = await Promise.all([this.charts_.series(r), this.charts_.openAges()]);
+    return sendPage(reply, chartsView(r, buckets, open, { session }));
   }
 
   /** Orders by filter (status, client, gift card, mode, time range, error code, metadata key:value), a page at a time. */

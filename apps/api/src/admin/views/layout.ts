@@ -33,6 +33,9 @@ td.num,th.num{text-align:right}
 .s-needs_attention,.s-surplus,.s-mismatch{background:#fff1c2;color:#7d4e00}
 .s-pending,.s-in_progress{background:#ddf4ff;color:#0550ae}
 .s-awaiting_funds,.s-awaiting_stock{background:#fbefff;color:#6e40c9}
+.grid2{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:12px;align-items:start}
+svg.chart{display:block;max-height:190px}
+.legend{display:flex;gap:12px;flex-wrap:wrap;color:#57606a}
 .counts{display:grid;grid-template-columns:repeat(4,minmax(0,1fr));gap:6px}
 .counts div{border:1px solid #d8dee4;border-radius:6px;padding:4px 8px}
 .counts b{display:block;font-size:18px}
@@ -84,7 +87,7 @@ export function page(title: string, ctx: PageContext, body: Html): Html {
 ${session
   ? html`<header>
   <a class="brand" href="/admin">cardpull operations</a>
-  <nav><a href="/admin">Overview</a><a href="/admin/orders">Orders</a><a href="/admin/queues">Job dashboard</a></nav>
+  <nav><a href="/admin">Overview</a><a href="/admin/orders">Orders</a><a href="/admin/charts">Charts</a><a href="/admin/queues">Job dashboard</a></nav>
   <form class="search" method="get" action="/admin/search" role="search">
     <input type="search" name="q" value="${ctx.query ?? ''}" placeholder="Order id, Idempotency-Key, partner request ID or gift card code" aria-label="Search orders" required>
     <button type="submit">Search</button>
