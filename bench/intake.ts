@@ -19,6 +19,41 @@ import type { Running } from './support/stack';
  */
 type Run = Record<string, unknown>;
 
+const ADMIN = { user: 'bench', password: 'bench-admin-password-1' };
+const ADMIN_PAGES = ['/admin', '/admin/charts?range=day', '/admin/orders?status=failed,needs_attention'];
+
+/**
+ * BENCH_ADMIN_PAGES: an operator with the overview, the charts and a filter open, each reloaded every 2 s
+ * (three tabs), while the intake is measured: nothing on these pages may slow intake.
+ */
+function watchPages(url: string): { stop: () => Promise<{ loads: number; medianMs: number }> } {
+  let running = true;
+  const times: number[] = [];
+  const loop = (async () => {
+    const login = await fetch(`${url}/admin/login`, { method: 'POST', body: new URLSearchParams(ADMIN), redirect: 'manual' });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+    while (running) {
+      await Promise.all(
+        ADMIN_PAGES.map(async (path) => {
+          const t = performance.now();
+          const res = await fetch(`${url}${path}`, { headers: { cookie } });
+          await res.text();
+          if (res.ok) times.push(performance.now() - t);
+        }),
+      );
+      await new Promise((r) => setTimeout(r, 2_000));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      const sorted = [...times].sort((a, b) => a - b);
+      return { loads: times.length, medianMs: sorted.length ? sorted[Math.floor(sorted.length / 2)]! : NaN };
+    },
+  };
+}
+
 async function peakRounds(ctx: BenchContext, api: Running): Promise<{ api: Run[]; bare: Run[] }> {
   const { stack, settings: s, log, cpu } = ctx;
   const runs = { api: [] as Run[], bare: [] as Run[] };
@@ -26,12 +61,17 @@ async function peakRounds(ctx: BenchContext, api: Running): Promise<{ api: Run[]
     for (const which of (round % 2 ? ['bare', 'api'] : ['api', 'bare']) as ('api' | 'bare')[]) {
       await stack.reset();
       if (which !== 'bare') {
+        const watcher = s.adminPages ? watchPages(api.url) : null;
         const { result, cores } = await withCpu(cpu, () =>
           intakePeak({ url: api.url, apiKey: stack.apiKey, connections: s.connections, seconds: s.intakeSeconds, prefix: `peak${which}${round}` }),
         );
+        const pages = watcher ? await watcher.stop() : null;
         const { rows } = await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM orders');
-        runs[which].push({ ...result, ordersInDb: Number(rows[0]!.n), cores });
-        log(`  ${which.padEnd(4)} round ${round + 1}: ${result.acceptedPerS.toFixed(0)} accepted/s (p99 ${result.p99Ms} ms; other ${JSON.stringify(result.other)}, errors ${result.errors}); cores: ${describeCores(cores)}`);
+        runs[which].push({ ...result, ordersInDb: Number(rows[0]!.n), cores, ...(pages ? { adminPages: pages } : {}) });
+        log(
+          `  ${which.padEnd(4)} round ${round + 1}: ${result.acceptedPerS.toFixed(0)} accepted/s (p99 ${result.p99Ms} ms; other ${JSON.stringify(result.other)}, errors ${result.errors}); cores: ${describeCores(cores)}` +
+            (pages ? `; operator pages open: ${pages.loads} loads, median ${pages.medianMs.toFixed(0)} ms` : ''),
+        );
       } else {
         const { result, cores } = await withCpu(cpu, async (mark) => {
           const bare = stack.spawnBare('intake-bare.ts', { CONCURRENCY: String(s.connections), SECONDS: String(s.intakeSeconds), POOL_SIZE: '10' });
@@ -64,8 +104,8 @@ export async function intakeBench(ctx: BenchContext): Promise<Figure[]> {
   const { stack, settings: s, log } = ctx;
   await stack.reset();
   await stack.startSim({ SIM_SYNC_DELAY_MS: '0' });
-  const api = await stack.startApi();
-  log(`intake: API, no worker; ${s.rounds} rounds of ${s.intakeSeconds} s at ${s.connections} connections, API and bare alternating`);
+  const api = await stack.startApi(s.adminPages ? { ADMIN_USERS: `${ADMIN.user}:${ADMIN.password}`, ADMIN_SESSION_SECRET: 'bench-admin-session-secret-0001' } : {});
+  log(`intake: API, no worker${s.adminPages ? `, an operator's overview, charts and filter reloading every 2 s (BENCH_ADMIN_PAGES)` : ''}; ${s.rounds} rounds of ${s.intakeSeconds} s at ${s.connections} connections, API and bare alternating`);
   await intakePeak({ url: api.url, apiKey: stack.apiKey, connections: s.connections, seconds: 3, prefix: 'warm' });
   const peak = await peakRounds(ctx, api);
   const rates = (runs: Run[], key: string) => runs.map((r) => r[key] as number);

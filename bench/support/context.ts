@@ -29,6 +29,8 @@ export interface BenchSettings {
   limitsParts: string[];
   /** BENCH_SKIP_BUILD: use dist/ as it is. */
   skipBuild: boolean;
+  /** BENCH_ADMIN_PAGES: during the intake bench's API rounds, an operator keeps the overview, the charts and a filter open, reloading every 2 s. */
+  adminPages: boolean;
 }
 
 export function settingsFromEnv(env = process.env): BenchSettings {
@@ -62,6 +64,7 @@ export function settingsFromEnv(env = process.env): BenchSettings {
     fairSecond: int('BENCH_FAIR_SECOND', 50, 5),
     limitsParts: parts('BENCH_LIMITS_PARTS', ['limited', 'storm', 'starvation', 'fairness']),
     skipBuild: ['1', 'true', 'yes'].includes((env.BENCH_SKIP_BUILD ?? '').toLowerCase()),
+    adminPages: ['1', 'true', 'yes'].includes((env.BENCH_ADMIN_PAGES ?? '').toLowerCase()),
   };
 }
 
