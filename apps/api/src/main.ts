@@ -1,11 +1,13 @@
 import 'reflect-metadata';
 import { loadOrExit, loadServiceConfig } from '@cardpull/config';
-import { createHttpApp, preflightOrExit } from '@cardpull/platform';
+import { createHttpApp, preflightOrExit, setupTracing } from '@cardpull/platform';
 import { ApiModule } from './api.module';
 import { setupApiDocs } from './docs/openapi';
 
 async function main(): Promise<void> {
   const config = loadOrExit(() => loadServiceConfig());
+  // Traces only with OTEL_EXPORTER_OTLP_ENDPOINT (docs/operations.md, Traces).
+  setupTracing({ service: 'cardpull-api', endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
   await preflightOrExit(config, 'api');
   const app = await createHttpApp(ApiModule.forConfig(config), { bodyLimit: 16 * 1024, trustedProxies: config.TRUSTED_PROXIES });
   setupApiDocs(app);

@@ -1,10 +1,12 @@
 import 'reflect-metadata';
 import { loadOrExit, loadServiceConfig } from '@cardpull/config';
-import { createHttpApp, preflightOrExit } from '@cardpull/platform';
+import { createHttpApp, preflightOrExit, setupTracing } from '@cardpull/platform';
 import { WorkerModule } from './worker.module';
 
 async function main(): Promise<void> {
   const config = loadOrExit(() => loadServiceConfig());
+  // Traces only with OTEL_EXPORTER_OTLP_ENDPOINT (docs/operations.md, Traces).
+  setupTracing({ service: 'cardpull-worker', endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
   await preflightOrExit(config, 'worker');
   const app = await createHttpApp(WorkerModule.forConfig(config));
   // WORKER_PORT serves only /health/live, /health/ready and /metrics (internal network, no API key).

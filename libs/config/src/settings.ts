@@ -16,6 +16,11 @@ const timing = (def: number, min = 0) => intSetting(def, min, 24 * 3600 * 1000);
 
 const serviceObject = z.object({
     LOG_LEVEL: enumSetting(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    /**
+     * OpenTelemetry traces (off unless set): the OTLP/HTTP collector's base URL (spans go to <url>/v1/traces),
+     * e.g. http://127.0.0.1:4318. One trace per order, from intake through its jobs to every partner call.
+     */
+    OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrlSetting(['http:', 'https:']),
     DATABASE_URL: urlSetting('postgresql://postgres@127.0.0.1:5432/cardpull', ['postgresql:', 'postgres:']),
     DATABASE_POOL_SIZE: intSetting(10, 1, 500),
     /**

@@ -1,3 +1,4 @@
+import { trace } from '@opentelemetry/api';
 import type { PinoLogger } from 'nestjs-pino';
 
 /**
@@ -10,11 +11,14 @@ export function runInJobContext<T>(
   fn: () => Promise<T>,
 ): Promise<T> {
   const data = (job.data ?? {}) as { orderId?: unknown };
+  // With tracing on, the job's span (its order's trace) names every line of the job.
+  const traceId = trace.getActiveSpan()?.spanContext().traceId;
   return logger.runInContext(fn, {
     bindings: {
       correlationId: job.id ?? `${job.name}-${Date.now()}`,
       job: job.name,
       ...(typeof data.orderId === 'string' ? { orderId: data.orderId } : {}),
+      ...(traceId && !/^0+$/.test(traceId) ? { trace_id: traceId } : {}),
     },
   });
 }

@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import type { OrderStep } from '@cardpull/db';
-import { withTimeout } from '@cardpull/platform';
+import { currentTraceparent, withTimeout } from '@cardpull/platform';
 import { ORDERS_QUEUE, jobOf, orderStepJobId, type OrderJobData, type OrderJobName } from '@cardpull/queue';
 import type { ScheduledStep } from './order.types';
 import { liveJobIds } from './queue-repair';
@@ -76,7 +76,10 @@ export class OrderQueue {
   }
 
   schedule(step: ScheduledStep): Promise<boolean> {
-    return new Promise<boolean>((done) => this.batch.push({ step, done }));
+    // The trace active when the step is scheduled (the request, or the step before): its job continues it.
+    const trace = step.trace ?? currentTraceparent();
+    const traced = trace ? { ...step, trace } : step;
+    return new Promise<boolean>((done) => this.batch.push({ step: traced, done }));
   }
 
   private async flush(batch: Waiting[]): Promise<void> {
@@ -124,7 +127,7 @@ export class OrderQueue {
     const priority = BACKGROUND_STEPS.has(step.step) ? BACKGROUND_PRIORITY : step.client && CREATION_STEPS.has(step.step) ? this.fair.next(step.client) : undefined;
     return jobOf(
       step.step,
-      { orderId: step.orderId, stepSeq: step.stepSeq },
+      { orderId: step.orderId, stepSeq: step.stepSeq, ...(step.trace ? { trace: step.trace } : {}) },
       {
         jobId: orderStepJobId(step.orderId, step.stepSeq),
         delay: Math.max(0, Math.round(step.delayMs)),

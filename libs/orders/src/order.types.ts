@@ -10,6 +10,8 @@ export interface ScheduledStep {
   delayMs: number;
   /** The calling client, for a new order's first step: its fair share of the partner (fair-share.ts). */
   client?: string;
+  /** The order's trace (W3C traceparent), carried by the job (tracing on only). */
+  trace?: string;
 }
 
 export const TERMINAL_STATUSES: readonly OrderStatus[] = ['completed', 'failed'];

@@ -1,3 +1,4 @@
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { Pool } from 'undici';
 import { KIND_OF, isHeldBack, type CallGate, type CallPermit } from './call-gate';
 import { classify } from './classify';
@@ -185,6 +186,8 @@ export class PartnerClient {
       this.opts.now,
     );
     let outcome: PartnerOutcome<T>;
+    // A span per call (tracing on only): the endpoint and request ID, never the body (a card's code).
+    const span = trace.getTracer('cardpull').startSpan(`partner ${endpoint}`, { kind: SpanKind.CLIENT, attributes: { 'cardpull.endpoint': endpoint, 'http.request.method': method, ...(requestId ? { 'cardpull.request_id': requestId } : {}) } });
     try {
       const res = await this.pool.request({
         method,
@@ -207,6 +210,9 @@ export class PartnerClient {
     } catch (error) {
       outcome = transportFailure(error);
     }
+    span.setAttributes({ 'cardpull.outcome': outcome.kind, ...('httpStatus' in outcome && outcome.httpStatus !== undefined ? { 'http.response.status_code': outcome.httpStatus } : {}) });
+    if (outcome.kind === 'unknown') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.reason });
+    span.end();
     permit?.done({
       sent: true,
       ...('httpStatus' in outcome && outcome.httpStatus !== undefined ? { httpStatus: outcome.httpStatus } : {}),

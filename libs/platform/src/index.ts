@@ -8,3 +8,4 @@ export * from './auth/client-throttler.guard';
 export * from './auth/fixed-window-throttler.storage';
 export * from './metrics';
 export * from './queues-root';
+export * from './tracing';

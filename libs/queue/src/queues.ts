@@ -14,6 +14,8 @@ export interface OrderJobData {
   orderId: string;
   /** The order's step_seq when the job was scheduled; a job for an older step finds nothing to do. */
   stepSeq: number;
+  /** The W3C traceparent of the order's trace (only with tracing on): the step's spans continue it. */
+  trace?: string;
 }
 
 export interface CallbackJobData {

@@ -1,7 +1,8 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
+import { PinoLogger } from 'nestjs-pino';
 import { ORDER_STATUSES, OrdersRepository, toOrderView } from '@cardpull/orders';
-import { ApiError, ApiKeyGuard, ClientThrottlerGuard, type AuthedRequest, RequireScope } from '@cardpull/platform';
+import { ApiError, ApiKeyGuard, ClientThrottlerGuard, type AuthedRequest, RequireScope, withSpan } from '@cardpull/platform';
 import { Vault } from '@cardpull/vault';
 import { CreateOrderDocs, GetOrderDocs, ListOrdersDocs, OrdersDocs } from '../docs/orders.docs';
 import { isUuid, parseCreateOrder, parseIdempotencyKey, parseWait, requireJson } from './order-input';
@@ -25,6 +26,7 @@ export class OrdersController {
     private readonly orders: OrdersService,
     private readonly repo: OrdersRepository,
     private readonly vault: Vault,
+    private readonly log: PinoLogger,
   ) {}
 
   @Post()
@@ -43,7 +45,14 @@ export class OrdersController {
     const key = parseIdempotencyKey(idempotencyKey);
     const input = parseCreateOrder(body);
     const seconds = parseWait(wait);
-    const { created, detail } = await this.orders.create(req.apiClient, key, input);
+    const { created, detail } = await withSpan('POST /v1/orders', { 'cardpull.client': req.apiClient.client, 'cardpull.mode': input.mode }, async (span) => {
+      const r = await this.orders.create(req.apiClient, key, input);
+      span.setAttributes({ 'cardpull.order_id': r.detail.order.id, 'cardpull.created': r.created });
+      // The request's own log line (written once it is answered, after this span) names the trace too.
+      const traceId = span.spanContext().traceId;
+      if (!/^0+$/.test(traceId)) this.log.assign({ trace_id: traceId });
+      return r;
+    });
     if (!created) void reply.status(200);
     const waited = await this.orders.waitForTerminal(detail.order.id, req.apiClient.client, seconds, detail);
     if (waited.capped) void reply.header(WAIT_CAPPED_HEADER, 'true');

@@ -3,6 +3,7 @@ import type { Job } from 'bullmq';
 import { PinoLogger } from 'nestjs-pino';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { runInJobContext } from '@cardpull/logger';
+import { contextFrom, withSpan } from '@cardpull/platform';
 import { AfterCommit, BACKGROUND_PRIORITY, isBackgroundStep } from '@cardpull/orders';
 import { ORDERS_QUEUE, type OrderJobData } from '@cardpull/queue';
 import { StepRunner } from '../steps/step-runner';
@@ -35,6 +36,12 @@ export class OrderStepsProcessor extends QueueProcessor<typeof ORDERS_QUEUE> {
   }
 
   async process(job: Job<OrderJobData>, token?: string): Promise<string> {
+    // The order's trace goes on in this step (its job carries the traceparent); the next step it schedules continues it.
+    const attributes = { 'cardpull.order_id': job.data.orderId, 'cardpull.step': job.name, 'cardpull.step_seq': job.data.stepSeq };
+    return withSpan(`order step ${job.name}`, attributes, () => this.step(job, token), contextFrom(job.data.trace));
+  }
+
+  private step(job: Job<OrderJobData>, token?: string): Promise<string> {
     return runInJobContext(this.pino, job, async () => {
       // The job says which order; the step is read from the order's row (a job's name decides nothing).
       const result = await this.steps.run(job.data, job.name, job.priority);

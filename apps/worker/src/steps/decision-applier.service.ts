@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { OrderMetrics } from '@cardpull/ops';
+import { withSpan } from '@cardpull/platform';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import type { OrderStep } from '@cardpull/db';
 import { Vault, sealCardField } from '@cardpull/vault';
@@ -89,7 +90,7 @@ export class DecisionApplier {
     // The PDF link opens the card: sealed like code and PIN (never stored in clear).
     const pdf = card.pdf_url ? sealCardField(this.vault, sealing, 'pdf', card.pdf_url) : null;
     const expireAt = card.expire_at ? new Date(card.expire_at) : null;
-    const stored = await this.transitions.storeCard(
+    const stored = await withSpan('store card', { 'cardpull.order_id': order.id, 'cardpull.request_id': attempt.requestId, 'cardpull.partner_card_id': card.id }, () => this.transitions.storeCard(
       order.id,
       {
         id,
@@ -106,7 +107,7 @@ export class DecisionApplier {
       d.mismatch,
       { state: 'succeeded', partnerStatus: d.attempt.partnerStatus ?? 'issued' },
       actor,
-    );
+    ));
     const fields = { orderId: order.id, requestId: attempt.requestId, partnerCardId: card.id, orderStatus: stored.status };
     if (stored.role === 'order' && stored.status === 'completed') this.metrics?.timeToCard.observe({ mode: order.mode }, (Date.now() - order.createdAt.getTime()) / 1000);
     if (stored.role === 'surplus') {

@@ -1,0 +1,73 @@
+import { context, propagation, trace, SpanStatusCode, type Attributes, type Span } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { BatchSpanProcessor, SimpleSpanProcessor, TracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace';
+
+/**
+ * OpenTelemetry traces, off unless OTEL_EXPORTER_OTLP_ENDPOINT is set (or a test gives an exporter): one
+ * trace per order, from POST /v1/orders through the queue (each job carries its W3C traceparent) to every
+ * partner call and the commit of its card. Spans carry the order id and request ID, never a card's code,
+ * PIN or PDF link. Without a provider the API's spans are no-ops: the code paths are the same either way.
+ */
+
+const TRACER = 'cardpull';
+let provider: TracerProvider | null = null;
+
+/** Registers the global provider (once per process): OTLP over HTTP to `endpoint`, or the exporter given (tests). */
+export function setupTracing(opts: { service: string; endpoint?: string; exporter?: SpanExporter }): boolean {
+  if (provider) return true;
+  let exporter = opts.exporter;
+  if (!exporter && opts.endpoint) {
+    // Loaded only when asked for: nothing of the OTLP exporter runs in a process without traces.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
+    exporter = new OTLPTraceExporter({ url: `${opts.endpoint.replace(/\/$/, '')}/v1/traces` });
+  }
+  if (!exporter) return false;
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  provider = new TracerProvider({ spanProcessors: [opts.exporter ? new SimpleSpanProcessor({ exporter }) : new BatchSpanProcessor({ exporter })] });
+  trace.setGlobalTracerProvider(provider);
+  void opts.service;
+  return true;
+}
+
+/** Flushes and stops the provider (the process is ending). */
+export async function shutdownTracing(): Promise<void> {
+  await provider?.shutdown().catch(() => undefined);
+}
+
+/** Runs `fn` in a new span (a child of the active one, or of `parent`), ended when it settles; errors are recorded. */
+export async function withSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, parent?: ReturnType<typeof context.active>): Promise<T> {
+  const tracer = trace.getTracer(TRACER);
+  return tracer.startActiveSpan(name, { attributes }, parent ?? context.active(), async (span) => {
+    try {
+      return await fn(span);
+    } catch (error) {
+      span.recordException(error as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** The active trace as a W3C traceparent (for a job's data), or undefined when there is none. */
+export function currentTraceparent(): string | undefined {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent;
+}
+
+/** The context a job's traceparent continues (the active one when it has none). */
+export function contextFrom(traceparent: string | undefined) {
+  return traceparent ? propagation.extract(context.active(), { traceparent }) : context.active();
+}
+
+/** The active span's trace id, for log lines (undefined without one). */
+export function activeTraceId(): string | undefined {
+  const span = trace.getActiveSpan();
+  const id = span?.spanContext().traceId;
+  return id && id !== '00000000000000000000000000000000' ? id : undefined;
+}
