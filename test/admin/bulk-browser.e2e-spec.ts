@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { waitFor } from '@cardpull/testing';
 import { createOrder, useStack } from '../support/stack';
 import { withDb } from '../recovery/support/recovery';
-import { ADMIN_ENV, ALICE, launchBrowser } from './support/admin';
+import { ADMIN_ENV, ALICE, launchBrowser, loggedInPage } from './support/admin';
 
 /**
  * Issue 14, items 2 and 3 in a real browser (Debian's Chromium): filter the orders, open the dry run of a
@@ -26,11 +26,7 @@ describe('bulk re-drive in a browser: filter, dry run, run, progress, audit entr
       return Number(rows[0]!.n) === stuck.length;
     }, 30_000);
     await stack.sim.control.clearFaults();
-    page = await (await browser.newContext({ viewport: { width: 1366, height: 768 } })).newPage();
-    await page.goto(`${stack.apiUrl}/admin/login`);
-    await page.fill('#user', ALICE.user);
-    await page.fill('#password', ALICE.password);
-    await Promise.all([page.waitForURL((u) => !u.pathname.startsWith('/admin/login')), page.click('button[type=submit]')]);
+    page = await loggedInPage(browser, stack, ALICE);
   }, 60_000);
   afterAll(() => browser?.close());
 

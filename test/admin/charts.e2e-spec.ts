@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { waitFor } from '@cardpull/testing';
 import { createOrder, insertOrder, useStack } from '../support/stack';
 import { withDb } from '../recovery/support/recovery';
-import { ADMIN_ENV, ALICE, launchBrowser } from './support/admin';
+import { ADMIN_ENV, ALICE, launchBrowser, loggedInPage } from './support/admin';
 
 const SCREENSHOT = join(__dirname, '..', '..', 'docs', 'img', 'operations-charts.png');
 const VIEWPORT = { width: 1366, height: 768 };
@@ -30,11 +30,7 @@ describe('charts in a browser: orders by final status, time to card, the partner
       const { rows } = await withDb(stack, (db) => db.query<{ n: string }>("SELECT count(*) AS n FROM orders WHERE id = ANY($1::uuid[]) AND status IN ('completed', 'failed', 'needs_attention')", [ids]));
       return Number(rows[0]!.n) === ids.length;
     }, 30_000);
-    page = await (await browser.newContext({ viewport: VIEWPORT })).newPage();
-    await page.goto(`${stack.apiUrl}/admin/login`);
-    await page.fill('#user', ALICE.user);
-    await page.fill('#password', ALICE.password);
-    await Promise.all([page.waitForURL((u) => !u.pathname.startsWith('/admin/login')), page.click('button[type=submit]')]);
+    page = await loggedInPage(browser, stack, ALICE);
   }, 60_000);
   afterAll(() => browser?.close());
 

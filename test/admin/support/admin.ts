@@ -1,4 +1,4 @@
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { request } from 'undici';
 import type { Stack } from '../../support/stack';
 
@@ -77,4 +77,14 @@ export function launchBrowser(): Promise<Browser> {
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
   });
+}
+
+/** A 1366x768 page of `browser`, logged in as `who` through the login form. */
+export async function loggedInPage(browser: Browser, stack: Stack, who: { user: string; password: string }): Promise<Page> {
+  const page = await (await browser.newContext({ viewport: { width: 1366, height: 768 } })).newPage();
+  await page.goto(`${stack.apiUrl}/admin/login`);
+  await page.fill('#user', who.user);
+  await page.fill('#password', who.password);
+  await Promise.all([page.waitForURL((u) => !u.pathname.startsWith('/admin/login')), page.click('button[type=submit]')]);
+  return page;
 }
