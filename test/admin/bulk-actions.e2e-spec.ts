@@ -34,6 +34,13 @@ describe('bulk actions on a filter: dry run, then re-drive or mark failed, a few
     expect([res.status, res.json?.errors?.[0]?.code]).toEqual([400, 'empty_filter']);
   });
 
+  it('the dry run lists exactly the orders it would act on: a filter on another status selects none, and lists none', async () => {
+    const page = await adminCall(stack, 'GET', '/admin/bulk?action=mark_failed&status=completed&gift_card_code=STG-BROKEN', { cookie: alice, html: true });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('data-eligible="0"');
+    expect(broken.filter((id) => page.text.includes(`data-order="${id}"`))).toEqual([]);
+  });
+
   it('the dry run shows how many and which, and changes nothing; a viewer sees no form and is refused', async () => {
     const page = await adminCall(stack, 'GET', '/admin/bulk?action=mark_failed&gift_card_code=STG-BROKEN', { cookie: alice, html: true });
     expect(page.status).toBe(200);

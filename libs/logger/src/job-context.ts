@@ -1,4 +1,4 @@
-import { trace } from '@opentelemetry/api';
+import { isSpanContextValid, trace } from '@opentelemetry/api';
 import type { PinoLogger } from 'nestjs-pino';
 
 /**
@@ -12,13 +12,13 @@ export function runInJobContext<T>(
 ): Promise<T> {
   const data = (job.data ?? {}) as { orderId?: unknown };
   // With tracing on, the job's span (its order's trace) names every line of the job.
-  const traceId = trace.getActiveSpan()?.spanContext().traceId;
+  const span = trace.getActiveSpan()?.spanContext();
   return logger.runInContext(fn, {
     bindings: {
       correlationId: job.id ?? `${job.name}-${Date.now()}`,
       job: job.name,
       ...(typeof data.orderId === 'string' ? { orderId: data.orderId } : {}),
-      ...(traceId && !/^0+$/.test(traceId) ? { trace_id: traceId } : {}),
+      ...(span && isSpanContextValid(span) ? { trace_id: span.traceId } : {}),
     },
   });
 }

@@ -4,7 +4,6 @@ import { type DynamicModule, Module, RequestMethod } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { LoggerModule as PinoLoggerModule } from 'nestjs-pino';
 import pino from 'pino';
-import { trace } from '@opentelemetry/api';
 import { REDACTED, REDACT_PATHS } from './redaction';
 
 export const CORRELATION_HEADER = 'x-correlation-id';
@@ -25,11 +24,6 @@ export function pinoOptions(opts: LoggerOptions): pino.LoggerOptions {
     redact: { paths: REDACT_PATHS, censor: REDACTED },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
-    // With tracing on, a line written inside a span names its trace (the order's), to find it in both.
-    mixin: () => {
-      const id = trace.getActiveSpan()?.spanContext().traceId;
-      return id && id !== '00000000000000000000000000000000' ? { trace_id: id } : {};
-    },
   };
 }
 

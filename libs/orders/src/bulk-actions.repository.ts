@@ -32,10 +32,11 @@ const COLUMNS = `id, action, filter, reason, created_by AS "createdBy", created_
 export class BulkActionsRepository {
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
-  /** The needs_attention orders a filter selects (the ones a bulk action can act on), oldest first, at most `limit`. */
-  async eligible(filter: OrderFilter, limit: number): Promise<string[]> {
-    const { where, params } = filterSql(filter, 2);
-    const { rows } = await this.pool.query<{ id: string }>(`SELECT o.id FROM orders o WHERE o.status = 'needs_attention' AND ${where} ORDER BY o.id LIMIT $1`, [limit, ...params]);
+  /** The orders a bulk action's filter (bulkTarget) selects, oldest first, at most `limit`. */
+  async eligible(target: OrderFilter | null, limit: number): Promise<string[]> {
+    if (!target) return [];
+    const { where, params } = filterSql(target, 2);
+    const { rows } = await this.pool.query<{ id: string }>(`SELECT o.id FROM orders o WHERE ${where} ORDER BY o.id LIMIT $1`, [limit, ...params]);
     return rows.map((r) => r.id);
   }
 

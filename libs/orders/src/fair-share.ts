@@ -38,7 +38,7 @@ export class FairShare {
     counts.set(second, (counts.get(second) ?? 0) + 1);
     if (this.seconds.size > 10_000) this.forgetIdle(second);
     const weight = this.weights.get(client) ?? 1;
-    return Math.min(FairShare.MAX, Math.max(1, 1 + Math.floor(Math.log2(recent / weight + 1))));
+    return Math.min(FairShare.MAX, 1 + Math.floor(Math.log2(recent / weight + 1)));
   }
 
   private forgetIdle(second: number): void {

@@ -1,6 +1,7 @@
-import { context, propagation, trace, SpanStatusCode, type Attributes, type Span } from '@opentelemetry/api';
+import { context, isSpanContextValid, propagation, trace, SpanStatusCode, type Attributes, type Span } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, SimpleSpanProcessor, TracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace';
 
 /**
@@ -26,9 +27,12 @@ export function setupTracing(opts: { service: string; endpoint?: string; exporte
   if (!exporter) return false;
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  provider = new TracerProvider({ spanProcessors: [opts.exporter ? new SimpleSpanProcessor({ exporter }) : new BatchSpanProcessor({ exporter })] });
+  provider = new TracerProvider({
+    // service.name tells the API's spans from the workers' in the trace view.
+    resource: resourceFromAttributes({ 'service.name': opts.service }),
+    spanProcessors: [opts.exporter ? new SimpleSpanProcessor({ exporter }) : new BatchSpanProcessor({ exporter })],
+  });
   trace.setGlobalTracerProvider(provider);
-  void opts.service;
   return true;
 }
 
@@ -65,9 +69,8 @@ export function contextFrom(traceparent: string | undefined) {
   return traceparent ? propagation.extract(context.active(), { traceparent }) : context.active();
 }
 
-/** The active span's trace id, for log lines (undefined without one). */
-export function activeTraceId(): string | undefined {
-  const span = trace.getActiveSpan();
-  const id = span?.spanContext().traceId;
-  return id && id !== '00000000000000000000000000000000' ? id : undefined;
+/** A span's trace id, or undefined when it records nothing (tracing off: the id is all zeros). */
+export function traceIdOf(span: Span | undefined): string | undefined {
+  const ctx = span?.spanContext();
+  return ctx && isSpanContextValid(ctx) ? ctx.traceId : undefined;
 }

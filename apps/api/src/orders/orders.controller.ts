@@ -2,7 +2,7 @@ import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res,
 import type { FastifyReply } from 'fastify';
 import { PinoLogger } from 'nestjs-pino';
 import { ORDER_STATUSES, OrdersRepository, toOrderView } from '@cardpull/orders';
-import { ApiError, ApiKeyGuard, ClientThrottlerGuard, type AuthedRequest, RequireScope, withSpan } from '@cardpull/platform';
+import { ApiError, ApiKeyGuard, ClientThrottlerGuard, type AuthedRequest, RequireScope, traceIdOf, withSpan } from '@cardpull/platform';
 import { Vault } from '@cardpull/vault';
 import { CreateOrderDocs, GetOrderDocs, ListOrdersDocs, OrdersDocs } from '../docs/orders.docs';
 import { isUuid, parseCreateOrder, parseIdempotencyKey, parseWait, requireJson } from './order-input';
@@ -49,8 +49,8 @@ export class OrdersController {
       const r = await this.orders.create(req.apiClient, key, input);
       span.setAttributes({ 'cardpull.order_id': r.detail.order.id, 'cardpull.created': r.created });
       // The request's own log line (written once it is answered, after this span) names the trace too.
-      const traceId = span.spanContext().traceId;
-      if (!/^0+$/.test(traceId)) this.log.assign({ trace_id: traceId });
+      const traceId = traceIdOf(span);
+      if (traceId) this.log.assign({ trace_id: traceId });
       return r;
     });
     if (!created) void reply.status(200);

@@ -16,8 +16,9 @@ const UNLEASED_RUN_LIMIT_MS = 60_000;
  * database pool closes (beforeApplicationShutdown waits for a run under way). A timer, not a repeatable
  * job: these tasks must survive the loss of Redis.
  *
- * Once per interval across the fleet: every run claims the task in Postgres first (TaskLeases), and a run
- * on the timer only if the task's last run, in any process, started an interval ago; a run asked for by
+ * Once per interval across the fleet (unless the task says `fleetWide = false`): every run claims the task
+ * in Postgres first (TaskLeases), and a run on the timer only if the task's last run, in any process,
+ * started an interval ago; a run asked for by
  * hand (runOnce) only waits for no other process to be running it. A run not claimed answers null.
  */
 export abstract class PeriodicTask<T> implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -31,6 +32,11 @@ export abstract class PeriodicTask<T> implements OnApplicationBootstrap, BeforeA
   protected abstract readonly taskName: string;
   /** Time between two runs (read at start). */
   protected abstract intervalMs(): number;
+  /**
+   * Whether a run is claimed fleet-wide in Postgres (once per interval across the workers). A task that is
+   * safe and cheap to run in every process, and ticks often, says false: no Postgres statements per tick.
+   */
+  protected readonly fleetWide: boolean = true;
   /** Whether the first run starts with the application, or one interval later. */
   protected readonly runAtStart: boolean = false;
   protected abstract tick(): Promise<T>;
@@ -56,7 +62,7 @@ export abstract class PeriodicTask<T> implements OnApplicationBootstrap, BeforeA
     // A run that never settles (a Redis command lost in a failover, a socket that never answers) must not
     // stop the task for good: once its lease is over (another process may run the task by then), this
     // process stops waiting for it and the next tick starts afresh.
-    const limitMs = this.leases?.leaseMs ?? UNLEASED_RUN_LIMIT_MS;
+    const limitMs = (this.fleetWide ? this.leases?.leaseMs : undefined) ?? UNLEASED_RUN_LIMIT_MS;
     const timer = setTimeout(() => {
       if (this.running !== run) return;
       this.running = undefined;
@@ -73,7 +79,7 @@ export abstract class PeriodicTask<T> implements OnApplicationBootstrap, BeforeA
   }
 
   private async claimed(everyMs: number): Promise<T | null> {
-    const leases = this.leases;
+    const leases = this.fleetWide ? this.leases : undefined;
     if (!leases) return this.tick();
     if (!(await leases.claim(this.taskName, everyMs))) return null;
     try {

@@ -31,6 +31,9 @@ export function agedBudget(config: Pick<ServiceConfig, 'PARTNER_LIMITS' | 'WORKE
 @Injectable()
 export class PollAger extends PeriodicTask<number> {
   protected readonly taskName = 'poll ager';
+  // Every worker runs it (up to 10 ticks a second): its budget is counted in Redis, fleet-wide, and a poll
+  // moved twice is skipped, so a Postgres claim per tick would buy nothing.
+  protected override readonly fleetWide = false;
   private readonly aging: PollAging;
   private lastLogged = 0;
 

@@ -109,6 +109,15 @@ describe('Sweeper (real Postgres and Redis): every pending step and callback get
     await expectAllLive();
   });
 
+  it('an order cannot have a next step without its time (the CHECK the sweeper relies on: it finds open orders by next_step_at)', async () => {
+    await expect(
+      pool.query(
+        `INSERT INTO orders (id, client, idempotency_key, request_hash, status, mode, gift_card_code, amount, next_step, next_step_at, step_seq)
+         VALUES (gen_random_uuid(), 'shop', 'no-time', 'h', 'in_progress', 'sync', 'GC', 1000, 'sync_call', NULL, 1)`,
+      ),
+    ).rejects.toThrow(/orders_next_step_has_time/);
+  });
+
   it('does not sweep while another worker holds the sweep (its lease in periodic_task_runs)', async () => {
     sweeper.leases = new TaskLeases(pool, 60_000, 'this-worker');
     const other = new TaskLeases(pool, 60_000, 'other-worker');

@@ -44,30 +44,41 @@ export interface OpenAges {
 export class ChartsRepository {
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
+  /**
+   * One pass over the window's rows per source (orders, events, sync calls), grouped by bucket (k), then
+   * joined to the window's buckets: the cost grows with the window's orders, not with buckets x orders.
+   */
   async series(range: ChartRange): Promise<ChartBucket[]> {
     const { buckets, stepS } = CHART_RANGES[range];
     const { rows } = await this.pool.query<Record<string, unknown>>(
       `WITH w AS (SELECT to_timestamp(floor(extract(epoch FROM now()) / $2) * $2) - ($1::int - 1) * make_interval(secs => $2) AS start),
        floor_id AS (SELECT (lpad(to_hex((extract(epoch FROM (SELECT start FROM w) - interval '1 hour') * 1000)::bigint), 12, '0') || '7000' || '8000' || '000000000000')::uuid AS id),
-       b AS (SELECT generate_series((SELECT start FROM w), (SELECT start FROM w) + ($1::int - 1) * make_interval(secs => $2), make_interval(secs => $2)) AS t),
-       o AS (SELECT o.id, o.status, o.mode, o.created_at, coalesce(o.completed_at, o.updated_at) AS ended_at
-             FROM orders o WHERE o.id >= (SELECT id FROM floor_id) AND o.status IN ('completed', 'failed', 'needs_attention')
+       o AS (SELECT floor(extract(epoch FROM coalesce(o.completed_at, o.updated_at) - (SELECT start FROM w)) / $2)::int AS k, o.status, o.mode,
+                    extract(epoch FROM coalesce(o.completed_at, o.updated_at) - o.created_at) AS took,
+                    CASE WHEN o.status = 'completed' AND o.mode = 'sync' THEN extract(epoch FROM o.completed_at - a.last_sent_at) END AS sync_call
+             FROM orders o
+             LEFT JOIN LATERAL (SELECT last_sent_at FROM attempts WHERE order_id = o.id AND state = 'succeeded' AND o.status = 'completed' AND o.mode = 'sync'
+                                ORDER BY seq DESC LIMIT 1) a ON true
+             WHERE o.id >= (SELECT id FROM floor_id) AND o.status IN ('completed', 'failed', 'needs_attention')
                AND coalesce(o.completed_at, o.updated_at) >= (SELECT start FROM w)),
-       ev AS (SELECT e.at, e.type, e.detail FROM order_events e JOIN orders x ON x.id = e.order_id
-              WHERE x.id >= (SELECT id FROM floor_id) AND e.at >= (SELECT start FROM w) AND e.type IN ('outcome_unknown', 'failed', 'awaiting_funds', 'awaiting_stock')),
-       sync AS (SELECT coalesce(x.completed_at, x.updated_at) AS ended_at, extract(epoch FROM x.completed_at - a.last_sent_at) AS s
-                FROM orders x JOIN attempts a ON a.order_id = x.id AND a.state = 'succeeded'
-                WHERE x.id >= (SELECT id FROM floor_id) AND x.status = 'completed' AND x.mode = 'sync' AND x.completed_at >= (SELECT start FROM w))
-       SELECT b.t AS at,
-              (SELECT count(*) FROM o WHERE o.status = 'completed' AND o.ended_at >= b.t AND o.ended_at < b.t + make_interval(secs => $2))::int AS completed,
-              (SELECT count(*) FROM o WHERE o.status = 'failed' AND o.ended_at >= b.t AND o.ended_at < b.t + make_interval(secs => $2))::int AS failed,
-              (SELECT count(*) FROM o WHERE o.status = 'needs_attention' AND o.ended_at >= b.t AND o.ended_at < b.t + make_interval(secs => $2))::int AS "needsAttention",
-              (SELECT percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (ORDER BY extract(epoch FROM o.ended_at - o.created_at))
-                 FROM o WHERE o.status = 'completed' AND o.ended_at >= b.t AND o.ended_at < b.t + make_interval(secs => $2)) AS q,
-              (SELECT percentile_cont(ARRAY[0.5, 0.95]) WITHIN GROUP (ORDER BY s) FROM sync WHERE sync.ended_at >= b.t AND sync.ended_at < b.t + make_interval(secs => $2)) AS sq,
-              (SELECT count(*) FROM ev WHERE ev.type = 'outcome_unknown' AND ev.at >= b.t AND ev.at < b.t + make_interval(secs => $2))::int AS "unknownOutcomes",
-              (SELECT count(*) FROM ev WHERE ev.type <> 'outcome_unknown' AND ev.at >= b.t AND ev.at < b.t + make_interval(secs => $2))::int AS "partnerRefusals"
-       FROM b ORDER BY b.t`,
+       by_k AS (SELECT k,
+                  count(*) FILTER (WHERE status = 'completed')::int AS completed,
+                  count(*) FILTER (WHERE status = 'failed')::int AS failed,
+                  count(*) FILTER (WHERE status = 'needs_attention')::int AS "needsAttention",
+                  percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (ORDER BY took) FILTER (WHERE status = 'completed') AS q,
+                  percentile_cont(ARRAY[0.5, 0.95]) WITHIN GROUP (ORDER BY sync_call) FILTER (WHERE sync_call IS NOT NULL) AS sq
+                FROM o GROUP BY k),
+       ev AS (SELECT floor(extract(epoch FROM e.at - (SELECT start FROM w)) / $2)::int AS k,
+                     count(*) FILTER (WHERE e.type = 'outcome_unknown')::int AS "unknownOutcomes",
+                     count(*) FILTER (WHERE e.type <> 'outcome_unknown')::int AS "partnerRefusals"
+              FROM order_events e JOIN orders x ON x.id = e.order_id
+              WHERE x.id >= (SELECT id FROM floor_id) AND e.at >= (SELECT start FROM w) AND e.type IN ('outcome_unknown', 'failed', 'awaiting_funds', 'awaiting_stock')
+              GROUP BY 1)
+       SELECT (SELECT start FROM w) + b.k * make_interval(secs => $2) AS at,
+              coalesce(by_k.completed, 0) AS completed, coalesce(by_k.failed, 0) AS failed, coalesce(by_k."needsAttention", 0) AS "needsAttention",
+              by_k.q, by_k.sq, coalesce(ev."unknownOutcomes", 0) AS "unknownOutcomes", coalesce(ev."partnerRefusals", 0) AS "partnerRefusals"
+       FROM generate_series(0, $1::int - 1) AS b(k) LEFT JOIN by_k ON by_k.k = b.k LEFT JOIN ev ON ev.k = b.k
+       ORDER BY b.k`,
       [buckets, stepS],
     );
     return rows.map((r) => {

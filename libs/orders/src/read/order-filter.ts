@@ -86,6 +86,15 @@ export function parseOrderFilter(query: Record<string, unknown>): ParsedFilter {
 export const isEmptyFilter = (f: OrderFilter): boolean =>
   !f.statuses.length && !f.client && !f.giftCardCode && !f.mode && !f.from && !f.to && !f.errorCode && !f.meta;
 
+/**
+ * What a bulk action acts on: the filter's orders in needs_attention (the only status the operator's
+ * actions apply to); null when the filter asks for other statuses only (nothing to act on).
+ */
+export function bulkTarget(f: OrderFilter): OrderFilter | null {
+  if (f.statuses.length && !f.statuses.includes('needs_attention')) return null;
+  return { ...f, statuses: ['needs_attention'] };
+}
+
 /** The filter as a query string (the shareable URL, the next page's link). */
 export function filterQuery(f: OrderFilter, extra: Record<string, string> = {}): string {
   const q = new URLSearchParams();

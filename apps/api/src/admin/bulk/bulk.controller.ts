@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { BULK_ACTIONS, BULK_MAX_ORDERS, BulkActionsRepository, OperationsRepository, filterQuery, isEmptyFilter, parseOrderFilter, type BulkActionKind } from '@cardpull/orders';
+import { BULK_ACTIONS, BULK_MAX_ORDERS, BulkActionsRepository, OperationsRepository, bulkTarget, filterQuery, isEmptyFilter, parseOrderFilter, type BulkActionKind } from '@cardpull/orders';
 import { ApiError } from '@cardpull/platform';
 import { field, sendPage, Session } from '../admin-http';
 import { AdminSessions, type AdminRequest, type AdminSession } from '../auth/admin-sessions.service';
@@ -40,8 +40,10 @@ export class BulkController {
         : isEmptyFilter({ ...parsed.filter, statuses: [] })
           ? 'An empty filter would act on every order in needs attention: filter by something first (status alone is not enough, add a client, gift card, error code, time range or metadata)'
           : null;
-    const eligible = refused ? [] : await this.bulk.eligible(parsed.filter, BULK_MAX_ORDERS);
-    const sample = refused ? [] : (await this.reads.filterOrders({ ...parsed.filter, statuses: ['needs_attention'] }, undefined, SAMPLE)).orders;
+    // The dry run lists exactly what a run would take: the same target for the count and the sample.
+    const target = refused ? null : bulkTarget(parsed.filter);
+    const eligible = await this.bulk.eligible(target, BULK_MAX_ORDERS);
+    const sample = target ? (await this.reads.filterOrders(target, undefined, SAMPLE)).orders : [];
     const view = bulkDryRunView({ action: action ?? '', parsed, query: filterQuery(parsed.filter), eligible, sample, refused }, { session });
     return sendPage(reply, view, refused ? 400 : 200);
   }
@@ -57,7 +59,7 @@ export class BulkController {
     if (isEmptyFilter({ ...parsed.filter, statuses: [] })) throw new ApiError(400, 'empty_filter', 'An empty filter would act on every order in needs attention: filter by something first');
     const reason = field(body, 'reason').trim().slice(0, MAX_REASON);
     if (action === 'mark_failed' && !reason) throw new ApiError(400, 'reason_required', 'A reason is required to mark orders failed');
-    const orderIds = await this.bulk.eligible(parsed.filter, BULK_MAX_ORDERS);
+    const orderIds = await this.bulk.eligible(bulkTarget(parsed.filter), BULK_MAX_ORDERS);
     const id = await this.bulk.create({ action: action as BulkActionKind, filter: filterQuery(parsed.filter), reason: reason || '(no reason given)', createdBy: session.user, orderIds });
     this.sessions.setFlash(req, reply, { kind: 'ok', message: `Bulk ${action.replace('_', ' ')} of ${orderIds.length} orders started` });
     return reply.redirect(`/admin/bulk/${id}`, 303);

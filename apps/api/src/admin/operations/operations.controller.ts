@@ -26,7 +26,7 @@ export class OperationsController {
     private readonly inspector: OrderInspector,
     private readonly actions: AdminActions,
     private readonly sessions: AdminSessions,
-    private readonly charts_: ChartsRepository,
+    private readonly chartsRepo: ChartsRepository,
   ) {}
 
   @Get()
@@ -47,7 +47,7 @@ export class OperationsController {
   @Get('charts')
   async charts(@Res() reply: FastifyReply, @Session() session: AdminSession, @Query('range') range: unknown) {
     const r: ChartRange = typeof range === 'string' && range in CHART_RANGES ? (range as ChartRange) : 'hour';
-    const [buckets, open] = await Promise.all([this.charts_.series(r), this.charts_.openAges()]);
+    const [buckets, open] = await Promise.all([this.chartsRepo.series(r), this.chartsRepo.openAges()]);
     return sendPage(reply, chartsView(r, buckets, open, { session }));
   }
 
