@@ -25,7 +25,10 @@ describe('operations: cards to recover (surplus and mismatch)', () => {
     const m = await createOrder(stack, { gift_card_code: 'FAST-FREE', amount: 1900 });
     const order = await waitForOrder(stack, m.id);
     expect(order.error.code).toBe('card_mismatch');
-    mismatched = { ...m, card: order.other_cards[0] };
+    // The clear code from the partner's ledger: the order lists the card masked (it is held).
+    const issued = (await stack.sim.control.ledger()).cards.find((c) => c.request_id === m.requestId)!;
+    expect(order.other_cards).toEqual([expect.objectContaining({ id: issued.id, role: 'mismatch', held: true })]);
+    mismatched = { ...m, card: { id: issued.id, code: issued.code } };
     // A completed order that then receives a second card (as the worker would store it).
     const done = await createOrder(stack, { gift_card_code: 'NOVA-GAMES-FREE', amount: 2000 });
     await waitForOrder(stack, done.id);

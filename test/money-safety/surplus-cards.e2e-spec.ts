@@ -37,7 +37,10 @@ describe('a second card for an order is stored as surplus, never dropped', () =>
     const order = (await stack.call('GET', `/v1/orders/${id}`)).body.order;
     const secondCard = (await stack.sim.control.ledger()).cards.find((c) => c.request_id === secondId)!;
     expect(order).toMatchObject({ status: 'completed', card: { id: secondCard.id } });
-    expect(order.other_cards).toEqual([expect.objectContaining({ id: issuedFirst.id, code: issuedFirst.code, role: 'surplus', request_id: firstId, mismatch: null })]);
+    // Listed (nothing billed is hidden) but held for a refund or reuse: masked, even for the shop's cards:read key.
+    expect(order.other_cards).toEqual([
+      expect.objectContaining({ id: issuedFirst.id, code: `${'*'.repeat(issuedFirst.code.length - 4)}${issuedFirst.code.slice(-4)}`, role: 'surplus', request_id: firstId, mismatch: null, held: true }),
+    ]);
     const { rows } = await pool.query(`SELECT type, request_id FROM order_events WHERE order_id = $1 AND type = 'surplus_card'`, [id]);
     expect(rows).toEqual([{ type: 'surplus_card', request_id: firstId }]);
   });

@@ -23,11 +23,12 @@ export interface OrderView {
   }[];
   card: CardView | null;
   /**
-   * Cards the partner issued for this order's request IDs that are not its card: a second card (`surplus`,
-   * kept for a refund or reuse) or a card that does not match the order (`mismatch`, the order needs
-   * attention). Nothing the partner billed is hidden.
+   * Cards the partner issued for this order's request IDs that are not its card: a second card (`surplus`)
+   * or a card that does not match the order (`mismatch`, the order needs attention). Nothing the partner
+   * billed is hidden, but these are kept for a refund or reuse, not the client's to redeem: always masked
+   * (`held`), whatever the caller's scopes. An operator reveals one on the admin order page, audited.
    */
-  other_cards: (CardView & { role: 'surplus' | 'mismatch'; request_id: string; mismatch: string | null })[];
+  other_cards: HeldCardView[];
   error: { code: string; message: string } | null;
   created_at: string;
   updated_at: string;
@@ -46,6 +47,15 @@ export interface CardView {
   /** Present when the card's key is not in CARD_ENCRYPTION_KEYS: why, and what to do. */
   unreadable?: string;
 }
+
+/** A card of the order that is not its card, as the Order resource shows it: masked, with why it is there. */
+export type HeldCardView = CardView & {
+  role: 'surplus' | 'mismatch';
+  request_id: string;
+  mismatch: string | null;
+  /** Always true: kept for a refund or reuse, so its code, PIN and PDF link are masked for every caller. */
+  held: true;
+};
 
 /** Everything but the last four characters, so a support agent can match a card without seeing it. */
 const mask = (secret: string): string => (secret.length <= 4 ? '****' : `${'*'.repeat(secret.length - 4)}${secret.slice(-4)}`);
@@ -75,6 +85,20 @@ export function toCardView(card: CardRow, vault: Vault, canReadCards: boolean): 
   };
 }
 
+/**
+ * A surplus or mismatched card: masked as for a caller without cards:read, whoever asks (the client never
+ * gets a card that is not its order's; the partner billed it, and it waits for a refund or reuse).
+ */
+export function toHeldCardView(card: CardRow, vault: Vault): HeldCardView {
+  return {
+    ...toCardView(card, vault, false),
+    role: card.role === 'mismatch' ? 'mismatch' : 'surplus',
+    request_id: card.requestId,
+    mismatch: card.mismatch,
+    held: true,
+  };
+}
+
 export function toOrderView(detail: OrderDetail, vault: Vault, canReadCards: boolean): OrderView {
   const { order, attempts, card } = detail;
   const err = (code: string | null, message: string | null) => (code ? { code, message: message ?? '' } : null);
@@ -98,12 +122,7 @@ export function toOrderView(detail: OrderDetail, vault: Vault, canReadCards: boo
       updated_at: a.updatedAt.toISOString(),
     })),
     card: card ? toCardView(card, vault, canReadCards) : null,
-    other_cards: detail.otherCards.map((c) => ({
-      ...toCardView(c, vault, canReadCards),
-      role: c.role === 'mismatch' ? 'mismatch' : 'surplus',
-      request_id: c.requestId,
-      mismatch: c.mismatch,
-    })),
+    other_cards: detail.otherCards.map((c) => toHeldCardView(c, vault)),
     error: err(order.errorCode, order.errorMessage),
     created_at: order.createdAt.toISOString(),
     updated_at: order.updatedAt.toISOString(),

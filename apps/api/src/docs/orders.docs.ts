@@ -29,6 +29,31 @@ const PENDING_EXAMPLE = {
   },
 };
 
+/** A card that does not match its order: held for a refund or reuse, masked even for a key with cards:read. */
+const MISMATCH_EXAMPLE = {
+  order: {
+    ...ORDER_EXAMPLE,
+    status: 'needs_attention',
+    card: null,
+    other_cards: [
+      {
+        ...ORDER_EXAMPLE.card,
+        id: 'card_9a8b7c6d',
+        code: '************P6T1',
+        pin_code: '****',
+        amount: 5000,
+        pdf_url: '**************************************************c6d.pdf',
+        role: 'mismatch',
+        request_id: ORDER_EXAMPLE.attempts[0].request_id,
+        mismatch: 'amount 5000 instead of 2500',
+        held: true,
+      },
+    ],
+    error: { code: 'card_mismatch', message: `The partner's card card_9a8b7c6d for request ID ${ORDER_EXAMPLE.attempts[0].request_id} does not match the order: amount 5000 instead of 2500` },
+    completed_at: null,
+  },
+};
+
 export const OrdersDocs = () => applyDecorators(ApiTags('orders'), ApiBearerAuth(API_KEY_AUTH), ApiErrors(...AUTH_ERRORS));
 
 export const CreateOrderDocs = () =>
@@ -84,10 +109,23 @@ export const CreateOrderDocs = () =>
 
 export const GetOrderDocs = () =>
   applyDecorators(
-    ApiOperation({ summary: 'One order', description: 'Scope `orders:read`. Only your own orders. Code, PIN and PDF link are masked unless the key has `cards:read`.' }),
+    ApiOperation({
+      summary: 'One order',
+      description:
+        "Scope `orders:read`. Only your own orders. The card's code, PIN and PDF link are masked unless the key has `cards:read`; the cards of `other_cards` (a surplus or mismatched card, held for a refund or reuse) are always masked.",
+    }),
     ApiParam({ name: 'id', description: 'The order id', schema: { type: 'string', format: 'uuid' }, example: ORDER_EXAMPLE.id }),
     WAIT_QUERY,
-    ApiResponse({ status: 200, description: 'The order', content: { 'application/json': ORDER_ANSWER } }),
+    ApiResponse({
+      status: 200,
+      description: 'The order',
+      content: {
+        'application/json': {
+          ...ORDER_ANSWER,
+          examples: { ...ORDER_ANSWER.examples, mismatch: { summary: 'A card that does not match the order: held, masked (key with cards:read)', value: MISMATCH_EXAMPLE } },
+        },
+      },
+    }),
     ApiErrors('invalid_request', 'order_not_found'),
   );
 

@@ -37,12 +37,19 @@ export const orderCardSchema = z.strictObject({
   unreadable: z.string().optional().meta({ description: "Only when the card cannot be opened: its key is not in CARD_ENCRYPTION_KEYS; says what to do. The card is the partner's and is kept" }),
 });
 
+/** A card of the order that is not its card: kept for a refund or reuse, never the client's to redeem. */
 export const otherCardSchema = orderCardSchema.extend({
+  code: z.string().nullable().meta({ description: 'Always masked (all but the last 4 characters), whatever the scopes: the card is held. Null only when the card is unreadable' }),
+  pin_code: z.string().nullable().meta({ description: 'Always "****" (null when the card has none): the card is held' }),
+  pdf_url: z.string().nullable().meta({ description: 'Always masked like the code: the link opens the card, and the card is held' }),
   role: z.enum(['surplus', 'mismatch']).meta({
-    description: 'surplus: a second card for an order that has its card (kept for a refund or reuse); mismatch: a card that differs from the order (the order needs attention)',
+    description: 'surplus: a second card for an order that has its card; mismatch: a card that differs from the order (the order needs attention)',
   }),
-  request_id: z.string().meta({ description: 'The request ID the partner issued it for' }),
+  request_id: z.string().meta({ description: 'The request ID the partner issued it for (quote it to the partner for a refund)' }),
   mismatch: z.string().nullable().meta({ description: 'How it differs from the order (gift card, amount), or null' }),
+  held: z.literal(true).meta({
+    description: "Always true: the partner billed this card, but it is not the order's card. It is kept for a refund or reuse by the operators, so its code, PIN and PDF link are masked for every caller, a key with cards:read included",
+  }),
 });
 
 export const ORDER_EXAMPLE = {
@@ -99,7 +106,8 @@ export const orderSchema = z
     attempts: z.array(attemptSchema).meta({ description: 'One per partner request ID, oldest first' }),
     card: orderCardSchema.nullable().meta({ description: 'The card, once the order is completed' }),
     other_cards: z.array(otherCardSchema).meta({
-      description: "Every other card the partner issued for this order's request IDs (nothing it billed is hidden); usually empty",
+      description:
+        "Every other card the partner issued for this order's request IDs (nothing it billed is hidden); usually empty. Held for a refund or reuse: always masked, whatever the key's scopes (`card` is the order's card)",
     }),
     error: errorDetail.nullable().meta({ description: "Why the order failed, waits or needs attention (the partner's code and message)" }),
     created_at: timestamp('When the order was accepted'),
