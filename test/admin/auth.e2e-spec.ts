@@ -21,6 +21,7 @@ describe('operations surface: admin authentication (HTTP level)', () => {
     ['POST', '/admin/logout'],
     ['POST', `/admin/orders/${SOME_ORDER}/redrive`],
     ['POST', `/admin/orders/${SOME_ORDER}/mark-failed`],
+    ['POST', `/admin/orders/${SOME_ORDER}/reveal-card`],
     ['PUT', '/admin/queues/api/queues/orders/pause'],
     ['PUT', '/admin/queues/api/queues/pause'],
   ];

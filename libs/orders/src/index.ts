@@ -28,3 +28,4 @@ export * from './operator-actions';
 export * from './bulk-actions.repository';
 export * from './read/reports.repository';
 export * from './card-keys.repository';
+export * from './card-reveal.repository';

@@ -3,6 +3,7 @@ import { Module } from '@nestjs/common';
 import { CALLBACKS_QUEUE, ORDERS_QUEUE } from '@cardpull/queue';
 import { AfterCommit } from './after-commit';
 import { CallbackQueue, CallbacksRepository } from './callbacks';
+import { CardRevealRepository } from './card-reveal.repository';
 import { OrderQueue } from './order-queue.service';
 import { OrdersRepository } from './orders.repository';
 import { OperationsRepository } from './read/operations.repository';
@@ -25,6 +26,7 @@ const PROVIDERS = [
   TransitionsRepository,
   CallbacksRepository,
   OperationsRepository,
+  CardRevealRepository,
   RetentionRepository,
   OperatorActions,
   BulkActionsRepository,

@@ -15,19 +15,21 @@ import { OperationsController } from './operations/operations.controller';
 import { OperationsService } from './operations/operations.service';
 import { PartnerPanel } from './operations/partner-panel.service';
 import { AdminActions } from './orders/admin-actions.service';
+import { CardRevealController } from './orders/card-reveal.controller';
+import { CardReveals } from './orders/card-reveal.service';
 import { OrderInspector } from './orders/order-inspector.service';
 
 /**
  * The operators' surface under /admin: login (ADMIN_USERS), the operations page, the order page with
- * re-drive / mark failed, and the job dashboard (bull-board) at /admin/queues. Server-rendered HTML, no
- * front-end build. Its forms post application/x-www-form-urlencoded, which Nest's Fastify adapter already
+ * re-drive / mark failed and the reveal of a card kept for a refund, and the job dashboard (bull-board) at
+ * /admin/queues. Server-rendered HTML, no front-end build. Its forms post application/x-www-form-urlencoded, which Nest's Fastify adapter already
  * parses (fast-querystring, __proto__ refused) for every route; @fastify/formbody would be a second parser
  * for the same type (Fastify refuses that), so none is added and the /v1 API's parsing is untouched.
  */
 @Module({
   imports: [OrdersCoreModule, CatalogModule],
-  controllers: [AdminAuthController, OperationsController, BulkController],
-  providers: [AdminSessions, RevokedSessionsRepository, AdminLogin, OperationsService, PartnerPanel, OrderInspector, AdminActions],
+  controllers: [AdminAuthController, OperationsController, BulkController, CardRevealController],
+  providers: [AdminSessions, RevokedSessionsRepository, AdminLogin, OperationsService, PartnerPanel, OrderInspector, AdminActions, CardReveals],
 })
 export class AdminModule implements OnModuleInit {
   constructor(

@@ -37,7 +37,7 @@ export interface OrderPageModel {
   attempts: AttemptRow[];
   /** Code masked to its last four characters, PIN hidden (the page never shows a card's secrets). */
   card: OrderView['card'];
-  /** The order's other cards (surplus, mismatch), masked the same way. */
+  /** The order's other cards (surplus, mismatch): always masked, held for a refund or reuse (revealed only by CardReveals). */
   otherCards: OrderView['other_cards'];
   /** A card arrived after an operator marked the order failed, and completed it. */
   completedAfterFailed: boolean;

@@ -29,3 +29,17 @@ export function disputeAction(orderId: string, session: AdminSession, back: stri
   <button type="submit" title="Keep this order's card secrets past the retention">Dispute</button>
 </form>`;
 }
+
+/**
+ * Reveal of a card kept for a refund or reuse (admins only): the answer shows its code, PIN and PDF link
+ * once, and the order's timeline records who, which card and why. A reason is required.
+ */
+export function revealAction(orderId: string, partnerCardId: string, session: AdminSession): Html {
+  if (!session.canAct) return html``;
+  return html`<form class="action" method="post" action="/admin/orders/${encodeURIComponent(orderId)}/reveal-card" data-reveal="${partnerCardId}">
+  <input type="hidden" name="csrf" value="${session.csrfToken}">
+  <input type="hidden" name="card" value="${partnerCardId}">
+  <input type="text" name="reason" maxlength="500" placeholder="Why (e.g. the partner's refund ticket)" aria-label="Reason to reveal the card" required>
+  <button type="submit" title="Show this card's code, PIN and PDF link once; recorded on the order's timeline">Reveal</button>
+</form>`;
+}

@@ -55,20 +55,22 @@ function failures(model: OperationsModel): Html {
 }
 
 /** Cards the partner billed that are not their order's card: money to recover (a refund, or reuse). */
-function extraCards(model: OperationsModel): Html {
+function extraCards(model: OperationsModel, session: AdminSession): Html {
   const { surplus, mismatch } = model.extraCardCounts;
   const n = surplus + mismatch;
   return html`<section class="card" id="cards-to-recover" aria-label="Cards to recover">
   <h2>Cards to recover <span class="muted">(${surplus} surplus, ${mismatch} not matching their order${n > EXTRA_CARDS_LIMIT ? `, newest ${EXTRA_CARDS_LIMIT} shown` : ''})</span></h2>
   ${model.extraCards.length === 0
     ? html`<p class="muted">None: every card the partner issued is its order's card.</p>`
-    : html`<p class="small muted">The partner billed these; each is kept (never its code here). Quote the request ID to the partner for a refund, or reuse the card.</p>
+    : html`<p class="small muted">The partner billed these; each is kept (never its code here, nor to the client). Quote the request ID to the partner for a refund, or reuse the card${session.canAct ? ' (reveal it on its order: recorded with your reason)' : ''}.</p>
   <table>
     <thead><tr><th>Stored</th><th>Kind</th><th>Partner card id</th><th>Request ID</th><th>Order</th><th>Card</th></tr></thead>
     <tbody>${model.extraCards.map(
       (c) => html`<tr data-card="${c.partnerCardId}" data-role="${c.role}"><td class="nowrap">${time(c.createdAt)}</td><td>${badge(c.role)}</td>
       <td class="mono small">${c.partnerCardId}</td><td class="mono small">${c.requestId}</td><td>${orderLink(c.orderId)} ${badge(c.orderStatus)}</td>
-      <td>${c.giftCardCode} · ${money(c.amount)}${c.mismatch ? html`<div class="warn small">${c.mismatch}</div>` : ''}</td></tr>`,
+      <td>${c.giftCardCode} · ${money(c.amount)}${c.mismatch ? html`<div class="warn small">${c.mismatch}</div>` : ''}${session.canAct
+        ? html` <a class="small" href="/admin/orders/${encodeURIComponent(c.orderId)}#card-${encodeURIComponent(c.partnerCardId)}" title="The card on its order, with the reveal form">reveal…</a>`
+        : ''}</td></tr>`,
     )}</tbody>
   </table>`}
 </section>`;
@@ -164,7 +166,7 @@ export function operationsView(model: OperationsModel, ctx: PageContext & { sess
     ${counts(model)}
     ${attention(model, ctx.session)}
     ${failures(model)}
-    ${extraCards(model)}
+    ${extraCards(model, ctx.session)}
     <section class="card" aria-label="Recent orders"><h2>Recent orders</h2>${model.recent.length ? ordersTable(model.recent) : html`<p class="muted">No orders yet.</p>`}</section>
   </div>
   <div>${partner(model.partner)}

@@ -1,6 +1,6 @@
 import type { AdminSession } from '../auth/admin-sessions.service';
 import type { OrderPageModel } from '../orders/order-inspector.service';
-import { attentionActions, disputeAction } from './actions.view';
+import { attentionActions, disputeAction, revealAction } from './actions.view';
 import { badge, dash, json, money, orDash, time } from './format';
 import { type Html, html } from './html';
 import { page, type PageContext } from './layout';
@@ -24,26 +24,27 @@ function facts(m: OrderPageModel): Html {
 </section>`;
 }
 
-function cardFacts(c: NonNullable<OrderPageModel['card']>): Html {
+function cardFacts(c: NonNullable<OrderPageModel['card']>, held = false): Html {
   return html`<dl class="facts">
     <dt>Partner card id</dt><dd class="mono">${c.id}</dd>
     <dt>Code</dt><dd class="mono" data-masked="code">${c.code}</dd>
     <dt>PIN</dt><dd class="mono" data-masked="pin">${c.pin_code ?? 'none'}</dd>
     <dt>Amount</dt><dd>${money(c.amount)} (${c.gift_card_code})</dd>
     <dt>Expires</dt><dd>${time(c.expire_at)}</dd>
-    <dt>PDF</dt><dd class="muted">${c.pdf_url ? 'available to the caller (not shown here: the link opens the card)' : 'none'}</dd>
+    <dt>PDF</dt><dd class="muted">${!c.pdf_url ? 'none' : held ? 'held: masked for the caller too (the link opens the card)' : 'available to the caller (not shown here: the link opens the card)'}</dd>
   </dl>`;
 }
 
-function card(m: OrderPageModel): Html {
+function card(m: OrderPageModel, session: AdminSession): Html {
   return html`<section class="card" aria-label="Card"><h2>Card</h2>
   ${m.card ? cardFacts(m.card) : html`<p class="muted">No card stored.</p>`}
 </section>
 ${m.otherCards.length
   ? html`<section class="card" aria-label="Other cards"><h2>Other cards <span class="muted small">(the partner billed them: see "Cards to recover")</span></h2>
+  <p class="small muted">Held for a refund or reuse: masked for the client too, whatever its scopes.${session.canAct ? ' Reveal one only for its refund or reuse: the reveal is recorded with your reason.' : ' An admin can reveal one (recorded with a reason).'}</p>
   ${m.otherCards.map(
-    (c) => html`<div data-card="${c.id}" data-role="${c.role}"><h3>${badge(c.role)} <span class="mono small">request ID ${c.request_id}</span></h3>
-    ${c.mismatch ? html`<p class="warn small">Does not match the order: ${c.mismatch}</p>` : ''}${cardFacts(c)}</div>`,
+    (c) => html`<div id="card-${c.id}" data-card="${c.id}" data-role="${c.role}"><h3>${badge(c.role)} <span class="mono small">request ID ${c.request_id}</span></h3>
+    ${c.mismatch ? html`<p class="warn small">Does not match the order: ${c.mismatch}</p>` : ''}${cardFacts(c, true)}${revealAction(m.order.id, c.id, session)}</div>`,
   )}
 </section>`
   : ''}`;
@@ -123,7 +124,7 @@ ${m.completedAfterFailed
   : ''}
 <div class="grid">
   <div>${facts(m)}</div>
-  <div>${card(m)}${audit(m)}</div>
+  <div>${card(m, ctx.session)}${audit(m)}</div>
 </div>
 ${attempts(m)}
 ${timeline(m)}
