@@ -237,11 +237,17 @@ function verify(report: ChaosReport, stack: ChaosStack, ledger: Ledger, db: Awai
     report.warnings.push(`the simulator's ledger holds ${ledger.requests.length} requests: it keeps at most 200,000 and drops the oldest, so early requests may be missing from the checks`);
   }
   const money = moneyCounts(db, ledger);
-  report.figures.money = { lostCards: money.lostCards.length, ordersWithTwoCards: money.ordersWithTwoCards.length, newIdsWhileLive: money.newIdsWhileLive.length };
+  report.figures.money = {
+    lostCards: money.lostCards.length,
+    ordersWithTwoCards: money.ordersWithTwoCards.length,
+    newIdsWhileLive: money.newIdsWhileLive.length,
+    declaredDeadWithoutOperator: money.declaredDeadWithoutOperator.length,
+  };
   report.figures.cards.byRole = countBy(db.cards.map((c) => c.role));
   addViolations(report, 'lost cards', money.lostCards);
   addViolations(report, 'orders that caused two cards', money.ordersWithTwoCards);
   addViolations(report, 'new request ID while an earlier one could still yield a card', money.newIdsWhileLive);
+  addViolations(report, 'IDs declared dead without an operator', money.declaredDeadWithoutOperator);
   addViolations(report, 'invariants', invariantViolations(db, ledger));
   addViolations(report, 'one request ID in flight at a time', overlappingPosts(ledger, timeoutMs));
   addViolations(report, 'terminal in time', report.figures.timeToQuietS === null ? notTerminal(db, report.settings.quietTimeoutS) : []);
