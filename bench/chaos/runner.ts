@@ -68,7 +68,8 @@ export async function runChaos(settings: ChaosSettings, opts: RunOptions = {}): 
     await stack.sim.setBalance(balanceNeeded(plan));
     await stack.sim.setStock(FIXED_STOCK_CODE, settings.orders + 100);
     const timeoutMs = Number(settings.timings.PARTNER_TIMEOUT_MS);
-    const faults = faultPlan(settings.faultShare, timeoutMs);
+    const settleMs = settings.timings.PULL_REQUEST_SETTLE_MS === undefined ? undefined : Number(settings.timings.PULL_REQUEST_SETTLE_MS);
+    const faults = faultPlan(settings.faultShare, timeoutMs, { hostileReadings: settings.hostileReadings, settleMs });
     await applyFaults(stack.sim, faults);
     // With the faults, one facial value runs short (load.ts SCARCE): out_of_stock on first sends and re-sends.
     const scarce = faults.length > 0;
