@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import type { LedgerView } from '@cardpull/testing';
-import type { SimLimitsInput, SimLimitsView } from '@cardpull/sim-contract';
+import type { Fault, FaultSpecInput, SimLimitsInput, SimLimitsView } from '@cardpull/sim-contract';
 
 /**
  * The simulator's control API (apps/partner-sim/README.md), and the partner faults of the chaos run.
@@ -8,37 +8,9 @@ import type { SimLimitsInput, SimLimitsView } from '@cardpull/sim-contract';
  * would pull Nest modules into this script.
  */
 
-export interface FaultSpec {
-  endpoint: 'cards' | 'pull_requests' | 'pull_request_status' | 'any';
-  mode:
-    | 'latency'
-    | 'hang'
-    | 'error_after_issue'
-    | 'error_before_issue'
-    | 'reset'
-    | 'come_back_later'
-    | 'async_error'
-    | 'rate_limited'
-    | 'wrong_card'
-    | 'business_first'
-    | 'read_lag'
-    | 'accepted_202';
-  share?: number;
-  times?: number;
-  latency_ms?: number;
-  status?: number;
-  gift_card_codes?: string[];
-  request_ids?: string[];
-  error_code?: string;
-  retry_after_s?: number;
-  retry_after_format?: 'seconds' | 'http_date';
-  amount_delta?: number;
-}
-
-export interface FaultView extends FaultSpec {
-  id: string;
-  hits: number;
-}
+/** A fault as POST /_sim/faults takes it, and as GET /_sim/faults lists it (with its hits). */
+export type FaultSpec = FaultSpecInput;
+export type FaultView = Fault;
 
 export class SimClient {
   constructor(readonly baseUrl: string) {}
@@ -89,6 +61,19 @@ export class SimClient {
 export const readLagMs = (partnerTimeoutMs: number) => 2 * partnerTimeoutMs;
 
 /**
+ * How long the read copy lags after a 422 "already used" under the hostile readings: longer than any settle
+ * window a service could wait for 404s (3 x PULL_REQUEST_SETTLE_MS when the run has one, at least 30 s).
+ */
+export const longReadLagMs = (settleMs: number | undefined) => Math.max(30_000, 3 * (Number.isFinite(settleMs) ? settleMs! : 0));
+
+export interface FaultPlanOptions {
+  /** CHAOS_HOSTILE_READINGS: the readings that would make a service declare a live request ID dead by inference. */
+  hostileReadings: boolean;
+  /** PULL_REQUEST_SETTLE_MS of the run, if it has one (the long read lag outlasts it). */
+  settleMs?: number;
+}
+
+/**
  * The partner of the run reads the spec's silent points the hostile way, all at once (readings, each
  * matched on its own, so they combine with the delivery faults):
  *  - business_first: a repeat of a known request ID is checked for stock, funds, amount and gift card
@@ -96,6 +81,17 @@ export const readLagMs = (partnerTimeoutMs: number) => 2 * partnerTimeoutMs;
  *    meets out_of_stock while its first send holds a card);
  *  - read_lag: half the reads of a young pull request (younger than readLagMs) answer 404;
  *  - accepted_202: half the "come back later" answers are 202 {"status": "processing"}.
+ * With `hostileReadings` (the default; CHAOS_HOSTILE_READINGS=false leaves them out), the readings that tempt
+ * a service to declare a request ID dead on anything but the partner's word about it:
+ *  - inventory_unlimited: a quarter of the inventory reads of a gift card with limited stock (the scarce
+ *    facial value at 0 included) say "unlimited" while pulls still meet out_of_stock: no proof that an
+ *    out_of_stock re-send was the ID's own stored answer;
+ *  - read_lag after a 422 "already used": every read of a pull request whose ID was answered 422 "already
+ *    used" is 404 for longReadLagMs after that answer, longer than any settle window, while it goes on to
+ *    its card: 404s after a 422 prove nothing;
+ *  - other_request_id: 5 % of the pull request reads answer another pull request whole (its request_id,
+ *    status, card: an error or another order's card), and 5 % of the creation answers carry another
+ *    request_id: an answer about another ID says nothing of this one.
  * Then the delivery fault families, each hitting `share` of the requests it matches (rate limits half as
  * often, cards for another amount a tenth as often). They are matched in this order and the first that
  * wins its draw applies:
@@ -109,13 +105,23 @@ export const readLagMs = (partnerTimeoutMs: number) => 2 * partnerTimeoutMs;
  *  - error_before_issue 503 on polls: the poll fails, the pull request is untouched;
  *  - wrong_card: the card issued is for another amount (the order needs attention: card_mismatch).
  */
-export function faultPlan(share: number, partnerTimeoutMs: number): FaultSpec[] {
+export function faultPlan(share: number, partnerTimeoutMs: number, opts: FaultPlanOptions = { hostileReadings: true }): FaultSpec[] {
   if (share <= 0) return [];
   const hangMs = Math.max(3 * partnerTimeoutMs, partnerTimeoutMs + 2_000);
+  const hostile: FaultSpec[] = opts.hostileReadings
+    ? [
+        { endpoint: 'any', mode: 'inventory_unlimited', share: 0.25 },
+        // Share 1 of the IDs it matches (only those answered 422 "already used"): a 200 between the 404s would end the run of 404s.
+        { endpoint: 'pull_request_status', mode: 'read_lag', lag_from: 'already_used', latency_ms: longReadLagMs(opts.settleMs) },
+        { endpoint: 'pull_request_status', mode: 'other_request_id', shown: 'another', share: 0.05 },
+        { endpoint: 'pull_requests', mode: 'other_request_id', share: 0.05 },
+      ]
+    : [];
   return [
     { endpoint: 'any', mode: 'business_first' },
     { endpoint: 'pull_request_status', mode: 'read_lag', share: 0.5, latency_ms: readLagMs(partnerTimeoutMs) },
     { endpoint: 'cards', mode: 'accepted_202', share: 0.5 },
+    ...hostile,
     { endpoint: 'any', mode: 'rate_limited', share: share / 2, retry_after_s: 1 },
     { endpoint: 'cards', mode: 'hang', share, latency_ms: hangMs },
     { endpoint: 'pull_requests', mode: 'hang', share, latency_ms: hangMs },
@@ -137,6 +143,10 @@ export async function applyFaults(sim: SimClient, plan: FaultSpec[]): Promise<vo
 /** Hits per fault (read just before they are cleared). */
 export function faultHits(faults: FaultView[]): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const f of faults) out[`${f.endpoint}/${f.mode}`] = (out[`${f.endpoint}/${f.mode}`] ?? 0) + f.hits;
+  for (const f of faults) {
+    // The two read_lag readings apart: from creation, and after a 422 "already used".
+    const key = `${f.endpoint}/${f.mode}${f.lag_from === 'already_used' ? '_after_422' : ''}`;
+    out[key] = (out[key] ?? 0) + f.hits;
+  }
   return out;
 }

@@ -30,8 +30,8 @@ export interface ChaosReport {
       needsAttentionByReason: Record<string, number>;
     };
     cards: { issuedForOurRequestIds: number; issuedTotal: number; stored: number; byRole: Record<string, number> };
-    /** The money-safety promise in three counts (verify.ts moneyCounts); each must be 0. */
-    money: { lostCards: number; ordersWithTwoCards: number; newIdsWhileLive: number } | null;
+    /** The money-safety promise in four counts (verify.ts moneyCounts); each must be 0. */
+    money: { lostCards: number; ordersWithTwoCards: number; newIdsWhileLive: number; declaredDeadWithoutOperator: number } | null;
     partner: {
       requests: number;
       posts: number;
@@ -150,7 +150,8 @@ export function summaryLines(r: ChaosReport): string[] {
   out.push(`cards:              issued for our request IDs ${f.cards.issuedForOurRequestIds} (of ${f.cards.issuedTotal} issued), stored ${f.cards.stored} (${Object.entries(f.cards.byRole).map(([r, n]) => `${r} ${n}`).join(', ') || 'none'})`);
   out.push(
     f.money
-      ? `MONEY:              lost cards ${f.money.lostCards}, orders that caused two cards ${f.money.ordersWithTwoCards}, new request IDs while an earlier one could still yield a card ${f.money.newIdsWhileLive}`
+      ? `MONEY:              lost cards ${f.money.lostCards}, orders that caused two cards ${f.money.ordersWithTwoCards}, new request IDs while an earlier one could still yield a card ${f.money.newIdsWhileLive}, ` +
+        `IDs declared dead without an operator ${f.money.declaredDeadWithoutOperator}`
       : 'MONEY:              not verified',
   );
   out.push(`partner:            ${f.partner.requests} requests, ${f.partner.posts} POSTs, ${f.partner.requestIdsSentMoreThanOnce} request IDs sent more than once`);

@@ -68,7 +68,8 @@ export async function runChaos(settings: ChaosSettings, opts: RunOptions = {}): 
     await stack.sim.setBalance(balanceNeeded(plan));
     await stack.sim.setStock(FIXED_STOCK_CODE, settings.orders + 100);
     const timeoutMs = Number(settings.timings.PARTNER_TIMEOUT_MS);
-    const faults = faultPlan(settings.faultShare, timeoutMs);
+    const settleMs = settings.timings.PULL_REQUEST_SETTLE_MS === undefined ? undefined : Number(settings.timings.PULL_REQUEST_SETTLE_MS);
+    const faults = faultPlan(settings.faultShare, timeoutMs, { hostileReadings: settings.hostileReadings, settleMs });
     await applyFaults(stack.sim, faults);
     // With the faults, one facial value runs short (load.ts SCARCE): out_of_stock on first sends and re-sends.
     const scarce = faults.length > 0;
@@ -237,11 +238,17 @@ function verify(report: ChaosReport, stack: ChaosStack, ledger: Ledger, db: Awai
     report.warnings.push(`the simulator's ledger holds ${ledger.requests.length} requests: it keeps at most 200,000 and drops the oldest, so early requests may be missing from the checks`);
   }
   const money = moneyCounts(db, ledger);
-  report.figures.money = { lostCards: money.lostCards.length, ordersWithTwoCards: money.ordersWithTwoCards.length, newIdsWhileLive: money.newIdsWhileLive.length };
+  report.figures.money = {
+    lostCards: money.lostCards.length,
+    ordersWithTwoCards: money.ordersWithTwoCards.length,
+    newIdsWhileLive: money.newIdsWhileLive.length,
+    declaredDeadWithoutOperator: money.declaredDeadWithoutOperator.length,
+  };
   report.figures.cards.byRole = countBy(db.cards.map((c) => c.role));
   addViolations(report, 'lost cards', money.lostCards);
   addViolations(report, 'orders that caused two cards', money.ordersWithTwoCards);
   addViolations(report, 'new request ID while an earlier one could still yield a card', money.newIdsWhileLive);
+  addViolations(report, 'IDs declared dead without an operator', money.declaredDeadWithoutOperator);
   addViolations(report, 'invariants', invariantViolations(db, ledger));
   addViolations(report, 'one request ID in flight at a time', overlappingPosts(ledger, timeoutMs));
   addViolations(report, 'terminal in time', report.figures.timeToQuietS === null ? notTerminal(db, report.settings.quietTimeoutS) : []);

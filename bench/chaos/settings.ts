@@ -29,6 +29,12 @@ export interface ChaosSettings {
    * cardpull's processes as PARTNER_LIMITS too (without retry_after_s); null (`off`): an unlimited partner.
    */
   partnerLimits: SimLimits | null;
+  /**
+   * CHAOS_HOSTILE_READINGS (default true): the partner's readings that tempt a service to declare a request ID
+   * dead on anything but the partner's word about it (faults.ts: inventory_unlimited, read_lag after a 422,
+   * other_request_id); false leaves them out (the other readings and faults stay).
+   */
+  hostileReadings: boolean;
   /** CHAOS_REDIS (or `npm run chaos -- --redis cluster`): `single` (one redis-server) or `cluster` (3 masters, 3 replicas). */
   redis: 'single' | 'cluster';
   /** CHAOS_KILL_MASTER: on a cluster, SIGKILL of the master holding the queues halfway (its replica takes over). */
@@ -156,6 +162,7 @@ export function settingsFromEnv(env: Env = process.env): ChaosSettings {
     flush: bool('CHAOS_FLUSH', true),
     postgresRestart: bool('CHAOS_POSTGRES_RESTART', true),
     partnerLimits,
+    hostileReadings: bool('CHAOS_HOSTILE_READINGS', true),
     redis: redis === 'cluster' ? 'cluster' : 'single',
     killMaster: bool('CHAOS_KILL_MASTER', true),
     quietTimeoutS: num('CHAOS_QUIET_TIMEOUT_S', 300, 1, 24 * 3600, false),
@@ -199,6 +206,7 @@ export function describeSettings(s: ChaosSettings): string[] {
       `FLUSHALL ${s.flush ? 'yes' : 'no'}, Postgres restart ${s.postgresRestart ? 'yes' : 'no'} (${s.postgres})`,
     `Redis ${s.redis === 'cluster' ? `cluster (3 masters, 3 replicas), master killed halfway ${s.killMaster ? 'yes' : 'no'}` : 'single'}`,
     `partner limits ${s.partnerLimits ? `${JSON.stringify(s.partnerLimits)} (the simulator's SIM_LIMITS; cardpull's PARTNER_LIMITS ${servicePartnerLimits(s.partnerLimits)})` : 'none'}`,
+    `hostile readings (inventory_unlimited, read_lag after a 422, other_request_id) ${s.hostileReadings ? 'on' : 'off'}`,
     `quiet timeout ${s.quietTimeoutS} s, skip build ${s.skipBuild}`,
     `timings ${Object.entries(s.timings).map(([k, v]) => `${k}=${v}`).join(' ')}`,
   ];

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { LedgerView } from '@cardpull/testing';
-import { checkInvariants, secretsIn, type DbSnapshot } from '@cardpull/testing';
+import { checkInvariants, declaredDeadWithoutWord, secretsIn, type DbSnapshot } from '@cardpull/testing';
 
 /**
  * The verdict of a chaos run, from the simulator's ledger (what the partner saw and issued) and our
@@ -12,14 +12,14 @@ type LedgerRequest = LedgerView['requests'][number];
 const TERMINAL = new Set(['completed', 'failed', 'needs_attention']);
 
 /**
- * Invariants 1, 2, 3, 6 and 7 (test/support/invariants.ts): cards issued for our request IDs = cards
+ * Invariants 1, 2, 3, 6 and 7 (libs/testing/src/invariants.ts): cards issued for our request IDs = cards
  * stored, one card per order and per request ID, request IDs committed before their first call, a new
- * request ID only after the previous one failed for good (by our database's states), nothing stuck, no
- * plain text.
+ * request ID only after the previous one was dead by the partner's word or an operator's (by our database's
+ * rows), nothing stuck, no plain text.
  */
 export function invariantViolations(db: DbSnapshot, ledger: LedgerView): string[] {
   const problems = checkInvariants(db, ledger).map((p) =>
-    p.startsWith('invariant 2:') ? `${p} (a request ID was replaced although it was not proven dead)` : p,
+    p.startsWith('invariant 2:') && p.includes('got a new request ID after') ? `${p} (a request ID was replaced although it was not proven dead)` : p,
   );
   // The run's simulator serves nobody else: a card for a request ID we do not know is a lost card.
   const ours = new Set(db.attempts.map((a) => a.request_id));
@@ -36,16 +36,26 @@ export interface MoneyCounts {
   ordersWithTwoCards: string[];
   /** Request IDs minted while an earlier one of the same order could still yield a card. */
   newIdsWhileLive: string[];
+  /**
+   * Request IDs declared dead (failed_definitive) without the partner's word about them (async status
+   * `error`, or a definitive business error answered to their first send) and without an operator's
+   * declaration (declared_dead_at). The run has no operator, so any such ID was declared dead by inference.
+   */
+  declaredDeadWithoutOperator: string[];
 }
 
 /**
- * The three counts the money-safety promise comes down to, from the partner's side (the simulator's
+ * The four counts the money-safety promise comes down to, from the partner's side (the simulator's
  * ledger) against our database:
  *  - a lost card: issued by the partner, not stored;
  *  - an order that caused two cards: more than one card issued across its request IDs;
  *  - a new request ID minted (its attempt committed at T) while an earlier ID of the order could still
  *    yield a card: the partner had accepted a pull under it at or before T that had not ended in `error`
- *    by T, or it yielded a card at any time.
+ *    by T, or it yielded a card at any time;
+ *  - a request ID declared dead without the partner's word or an operator's, from our database alone (the
+ *    run's database is fresh): `state = 'failed_definitive' AND declared_dead_at IS NULL AND NOT
+ *    coalesce(partner_status = 'error' OR (unknown_since IS NULL AND error_code IN (gift_card_not_found,
+ *    invalid_amount, out_of_stock, not_enough_funds)), false)` (declaredDeadWithoutWord).
  */
 export function moneyCounts(db: DbSnapshot, ledger: LedgerView): MoneyCounts {
   const stored = new Set(db.cards.map((c) => c.partner_card_id));
@@ -81,7 +91,14 @@ export function moneyCounts(db: DbSnapshot, ledger: LedgerView): MoneyCounts {
       }
     });
   }
-  return { lostCards, ordersWithTwoCards, newIdsWhileLive };
+  const declaredDeadWithoutOperator = db.attempts
+    .filter(declaredDeadWithoutWord)
+    .map(
+      (a) =>
+        `order ${a.order_id}: request ID ${a.request_id} declared dead without the partner's word or an operator's ` +
+        `(error code ${a.error_code ?? 'none'}, partner status ${a.partner_status ?? 'none'}${a.unknown_since ? ', after an unknown outcome' : ''})`,
+    );
+  return { lostCards, ordersWithTwoCards, newIdsWhileLive, declaredDeadWithoutOperator };
 }
 
 /**

@@ -5,7 +5,8 @@ import { stamp } from '../../bench/chaos/infra';
 
 /**
  * The chaos run (docs/CHAOS.md), small enough for `npm test`: 200 orders through the partner faults and the
- * hostile readings of the spec (business errors checked before request IDs, lagging reads, 202s), one
+ * hostile readings of the spec (business errors checked before request IDs, lagging reads, 202s, "unlimited"
+ * inventories without stock, lags past a 422 "already used", answers about other request IDs), one
  * SIGKILL of a worker (restarted), one FLUSHALL of the run's own Redis and one restart of the run's own
  * Postgres cluster, then the same verdict as `npm run chaos`. It uses dist/ as built by `npm test` (it does
  * not rebuild: other suites run the same files meanwhile).
@@ -46,14 +47,25 @@ describe('chaos run (small): partner faults, a killed worker, a FLUSHALL and a P
     expect(open).toEqual([]);
   });
 
-  it('money: 0 lost cards, 0 orders that caused two cards, 0 new request IDs while an earlier one could still yield a card', () => {
-    expect(report.figures.money).toEqual({ lostCards: 0, ordersWithTwoCards: 0, newIdsWhileLive: 0 });
+  it('money: 0 lost cards, 0 orders that caused two cards, 0 new request IDs while an earlier one could still yield a card, 0 IDs declared dead without an operator', () => {
+    expect(report.figures.money).toEqual({ lostCards: 0, ordersWithTwoCards: 0, newIdsWhileLive: 0, declaredDeadWithoutOperator: 0 });
     expect(report.figures.cards.stored).toBe(report.figures.cards.issuedTotal);
   });
 
-  it('the partner read the spec the hostile way meanwhile: business errors before request IDs, lagging reads, 202s, rate limits', () => {
+  it('the partner read the spec the hostile way meanwhile: business errors before request IDs, lagging reads (after a 422 too), 202s, rate limits, "unlimited" inventories, other request IDs', () => {
     const hits = report.figures.partner.faultHits;
-    expect(Object.keys(hits)).toEqual(expect.arrayContaining(['any/business_first', 'pull_request_status/read_lag', 'cards/accepted_202', 'any/rate_limited']));
+    expect(Object.keys(hits)).toEqual(
+      expect.arrayContaining([
+        'any/business_first',
+        'pull_request_status/read_lag',
+        'cards/accepted_202',
+        'any/rate_limited',
+        'any/inventory_unlimited',
+        'pull_request_status/read_lag_after_422',
+        'pull_request_status/other_request_id',
+        'pull_requests/other_request_id',
+      ]),
+    );
   });
 
   it('no violation: ledger = database, one card per order, same request ID until proven dead, no overlap, no secret in logs or storage, no crash', () => {

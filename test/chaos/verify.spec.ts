@@ -8,6 +8,7 @@ import { intakeConsistency, invariantViolations, moneyCounts, notTerminal, overl
 type Req = LedgerView['requests'][number];
 type Card = LedgerView['cards'][number];
 type Pull = LedgerView['pulls'][number];
+type Attempt = DbSnapshot['attempts'][number];
 
 const T0 = Date.parse('2026-01-01T10:00:00.000Z');
 const at = (ms: number) => new Date(T0 + ms).toISOString();
@@ -41,11 +42,25 @@ const pull = (requestId: string, acceptedMs: number, finishedMs: number | null, 
   error_code: outcome === 'error' ? 'out_of_stock' : null,
 });
 
+const attempt = (requestId: string, seq: number, state: string, createdMs: number, rest: Partial<Attempt> = {}): Attempt => ({
+  request_id: requestId,
+  order_id: 'o1',
+  seq,
+  state,
+  created_at: new Date(T0 + createdMs),
+  call_count: 1,
+  unknown_since: null,
+  error_code: null,
+  partner_status: null,
+  declared_dead_at: null,
+  ...rest,
+});
+
 function picture(): { db: DbSnapshot; ledger: LedgerView } {
   return {
     db: {
       orders: [{ id: 'o1', status: 'completed', next_step: null, next_step_at: null, error_code: null, error_message: null, card_id: 'k1' }],
-      attempts: [{ request_id: 'r1', order_id: 'o1', seq: 1, state: 'succeeded', created_at: new Date(T0 - 10), call_count: 1 }],
+      attempts: [attempt('r1', 1, 'succeeded', -10)],
       cards: [{ id: 'k1', order_id: 'o1', request_id: 'r1', partner_card_id: 'c1', role: 'order', code_enc: Buffer.from('encrypted'), pin_enc: Buffer.from('encrypted') }],
     },
     ledger: { requests: [post('r1', 0)], cards: [card('c1', 'r1')], pulls: [pull('r1', 0, 100, 'card')] },
@@ -79,23 +94,20 @@ describe('chaos verdict', () => {
 
   it('an order issued two cards', () => {
     const { db, ledger } = picture();
-    db.attempts[0]!.state = 'failed_definitive';
-    db.attempts.push({ request_id: 'r2', order_id: 'o1', seq: 2, state: 'succeeded', created_at: new Date(T0 + 500), call_count: 1 });
+    db.attempts[0] = attempt('r1', 1, 'failed_definitive', -10, { error_code: 'out_of_stock' });
+    db.attempts.push(attempt('r2', 2, 'succeeded', 500));
     ledger.requests.push(post('r2', 600));
     ledger.cards.push(card('c2', 'r2'));
     expect(invariantViolations(db, ledger).join()).toMatch(/order o1 was issued 2 cards/);
   });
 
-  it('the three money counts: a lost card, an order that caused two cards, a new request ID while an earlier one could still yield a card', () => {
+  it('three of the money counts: a lost card, an order that caused two cards, a new request ID while an earlier one could still yield a card', () => {
     const { db, ledger } = picture();
     // r1's POST timed out (hang) while the partner pulled its card; the order moved on to r2 anyway.
     ledger.requests = [post('r1', 0, { fault: 'hang', finished_at: null }), post('r2', 5000)];
     ledger.cards = [card('c1', 'r1'), card('c2', 'r2')];
     ledger.pulls = [pull('r1', 0, 100, 'card'), pull('r2', 5000, 5100, 'card')];
-    db.attempts = [
-      { request_id: 'r1', order_id: 'o1', seq: 1, state: 'unknown', created_at: new Date(T0 - 10), call_count: 1 },
-      { request_id: 'r2', order_id: 'o1', seq: 2, state: 'succeeded', created_at: new Date(T0 + 4000), call_count: 1 },
-    ];
+    db.attempts = [attempt('r1', 1, 'unknown', -10, { unknown_since: new Date(T0 + 2000) }), attempt('r2', 2, 'succeeded', 4000)];
     db.cards = [{ id: 'k2', order_id: 'o1', request_id: 'r2', partner_card_id: 'c2', role: 'order', code_enc: Buffer.from('x'), pin_enc: null }];
     db.orders[0]!.card_id = 'k2';
     const money = moneyCounts(db, ledger);
@@ -108,16 +120,41 @@ describe('chaos verdict', () => {
   it('a new request ID is fine once the earlier one ended in error, or when the partner never ran a pull under it', () => {
     const { db, ledger } = picture();
     db.attempts = [
-      { request_id: 'r0', order_id: 'o1', seq: 0, state: 'failed_definitive', created_at: new Date(T0 - 30), call_count: 1 },
-      { request_id: 'rx', order_id: 'o1', seq: 1, state: 'failed_definitive', created_at: new Date(T0 - 20), call_count: 1 },
-      { request_id: 'r1', order_id: 'o1', seq: 2, state: 'succeeded', created_at: new Date(T0 - 10), call_count: 1 },
+      attempt('r0', 0, 'failed_definitive', -30, { error_code: 'out_of_stock', partner_status: 'out_of_stock' }),
+      attempt('rx', 1, 'failed_definitive', -20, { error_code: 'pull_request_error', partner_status: 'error' }),
+      attempt('r1', 2, 'succeeded', -10),
     ];
     // r0 was refused (out of stock) before the partner ran anything; rx's pull ended in error before r1 was minted.
     ledger.pulls = [pull('rx', -25, -15, 'error'), pull('r1', 0, 100, 'card')];
     expect(moneyCounts(db, ledger).newIdsWhileLive).toEqual([]);
+    expect(moneyCounts(db, ledger).declaredDeadWithoutOperator).toEqual([]);
     // rx's pull still running when r1 was minted (it ended in error only later): r1 was minted too early.
     ledger.pulls[0] = pull('rx', -25, 50, 'error');
     expect(moneyCounts(db, ledger).newIdsWhileLive).toEqual([expect.stringMatching(/r1 minted .* while rx could still yield a card/)]);
+  });
+
+  it("the fourth money count: request IDs declared dead without the partner's word or an operator's, the order's last one included", () => {
+    const { db, ledger } = picture();
+    // r1's first send had no answer; a re-send met out_of_stock and the worker inferred (from an inventory
+    // read) that this was r1's stored answer: r2 minted. r2's order failed on 404s after a 422 "already used".
+    db.attempts = [
+      attempt('r1', 1, 'failed_definitive', -10, { error_code: 'stored_answer', partner_status: 'out_of_stock', unknown_since: new Date(T0) }),
+      attempt('r2', 2, 'failed_definitive', 4000, { error_code: 'used_without_pull_request', partner_status: 'exists', unknown_since: new Date(T0 + 4100) }),
+    ];
+    db.orders = [{ id: 'o1', status: 'failed', next_step: null, next_step_at: null, error_code: 'used_without_pull_request', error_message: 'no pull request', card_id: null }];
+    db.cards = [];
+    ledger.requests = [post('r1', 0, { fault: 'hang', finished_at: null }), post('r2', 4100)];
+    ledger.cards = [];
+    ledger.pulls = [];
+    expect(moneyCounts(db, ledger).declaredDeadWithoutOperator).toEqual([
+      "order o1: request ID r1 declared dead without the partner's word or an operator's (error code stored_answer, partner status out_of_stock, after an unknown outcome)",
+      "order o1: request ID r2 declared dead without the partner's word or an operator's (error code used_without_pull_request, partner status exists, after an unknown outcome)",
+    ]);
+    expect(invariantViolations(db, ledger)).toEqual([expect.stringMatching(/^invariant 2: order o1: new request ID without the partner's word or an operator's: r1 ended failed_definitive on stored_answer/)]);
+    // An operator declared both dead (audited): nothing to count.
+    for (const a of db.attempts) a.declared_dead_at = new Date(T0 + 60_000);
+    expect(moneyCounts(db, ledger).declaredDeadWithoutOperator).toEqual([]);
+    expect(invariantViolations(db, ledger)).toEqual([]);
   });
 
   it('one request ID in flight twice at once', () => {

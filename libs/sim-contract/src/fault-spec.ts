@@ -14,6 +14,8 @@ export const FAULT_MODES = [
   'business_first',
   'read_lag',
   'accepted_202',
+  'inventory_unlimited',
+  'other_request_id',
 ] as const;
 
 export type FaultEndpoint = (typeof FAULT_ENDPOINTS)[number];
@@ -24,10 +26,16 @@ export type FaultMode = (typeof FAULT_MODES)[number];
  * first reading of that mode that matches), so it combines with a delivery fault on the same request:
  *  - business_first: the partner checks business errors (gift card, amount, stock, funds) on the body of a
  *    repeated request ID BEFORE it looks at the ID (the spec does not show the order of its checks);
- *  - read_lag: GET /pull_requests/:id is served by a read copy that lags: 404 for latency_ms after creation;
- *  - accepted_202: "come back later" is 202 {"status": "processing"} instead of 409 pull_in_progress.
+ *  - read_lag: GET /pull_requests/:id is served by a read copy that lags: 404 for latency_ms after creation
+ *    (lag_from 'creation') or after the partner first answered 422 "already used" for the ID (lag_from
+ *    'already_used': only IDs that were repeated);
+ *  - accepted_202: "come back later" is 202 {"status": "processing"} instead of 409 pull_in_progress;
+ *  - inventory_unlimited: GET /inventories/:code says available_amount "unlimited" (stocks []) while the stock
+ *    is limited, zero included: pulls still meet out_of_stock;
+ *  - other_request_id: the pull request in an answer (POST /pull_requests, GET /pull_requests/:id) carries a
+ *    request_id other than the one asked (`shown`: the asked pull request relabeled, or another one whole).
  */
-export const READING_MODES = ['business_first', 'read_lag', 'accepted_202'] as const satisfies readonly FaultMode[];
+export const READING_MODES = ['business_first', 'read_lag', 'accepted_202', 'inventory_unlimited', 'other_request_id'] as const satisfies readonly FaultMode[];
 export type ReadingMode = (typeof READING_MODES)[number];
 export const isReading = (mode: FaultMode): mode is ReadingMode => (READING_MODES as readonly FaultMode[]).includes(mode);
 
@@ -56,6 +64,10 @@ export const MODE_APPLIES_TO: Record<FaultMode, readonly RequestKind[]> = {
   business_first: ['cards', 'pull_requests'],
   read_lag: ['pull_request_status'],
   accepted_202: ['cards'],
+  // GET /inventories/:code is a `read`: only endpoint `any` reaches it.
+  inventory_unlimited: ['read'],
+  // POST /cards answers a card, which has no request_id: nothing to differ.
+  other_request_id: ['pull_requests', 'pull_request_status'],
 };
 
 /** Defaults of latency_ms per mode (hang: longer than any client timeout). */
@@ -93,6 +105,16 @@ export const faultSpecSchema = z
     retry_after_format: z.enum(['seconds', 'http_date']).optional(),
     /** wrong_card: the card issued is for the ordered amount plus this (default 100). */
     amount_delta: z.number().int().min(-1_000_000).max(1_000_000).optional(),
+    /** read_lag: the lag runs from the pull request's creation (default) or from the first 422 "already used" of its ID. */
+    lag_from: z.enum(['creation', 'already_used']).optional(),
+    /**
+     * other_request_id: `relabeled` (default): the asked pull request (its id, status, card) with request_id
+     * `shown_request_id` or `<asked>-other`; `another`: another pull request whole (its id, request_id, status,
+     * card): the one of `shown_request_id` if the partner has it, else the latest created other than the asked
+     * (none: as relabeled). `another` also answers a GET for an ID the partner does not know.
+     */
+    shown: z.enum(['relabeled', 'another']).optional(),
+    shown_request_id: z.string().min(1).max(200).optional(),
   })
   .superRefine((spec, ctx) => {
     if (spec.endpoint !== 'any' && !MODE_APPLIES_TO[spec.mode].includes(spec.endpoint)) {
@@ -107,6 +129,14 @@ export const faultSpecSchema = z
     }
     if (spec.amount_delta !== undefined && spec.mode !== 'wrong_card') {
       ctx.addIssue({ code: 'custom', path: ['amount_delta'], message: 'only wrong_card changes the amount' });
+    }
+    if (spec.lag_from !== undefined && spec.mode !== 'read_lag') {
+      ctx.addIssue({ code: 'custom', path: ['lag_from'], message: 'only read_lag has a lag_from' });
+    }
+    for (const field of ['shown', 'shown_request_id'] as const) {
+      if (spec[field] !== undefined && spec.mode !== 'other_request_id') {
+        ctx.addIssue({ code: 'custom', path: [field], message: `only other_request_id takes ${field}` });
+      }
     }
     if ((spec.retry_after_s !== undefined || spec.retry_after_format !== undefined) && !['rate_limited', 'error_before_issue', 'come_back_later'].includes(spec.mode)) {
       ctx.addIssue({ code: 'custom', path: ['retry_after_s'], message: 'only rate_limited, error_before_issue and come_back_later send a Retry-After' });

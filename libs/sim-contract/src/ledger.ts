@@ -20,7 +20,7 @@ export interface LedgerRequest {
   auth: 'ok' | string | null;
   /** The delivery fault that hit it. */
   fault?: FaultMode;
-  /** The reading of the spec that changed its answer (business_first, read_lag, accepted_202). */
+  /** The reading of the spec that changed its answer (READING_MODES: business_first, read_lag, ...). */
   reading?: FaultMode;
 }
 

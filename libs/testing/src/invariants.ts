@@ -3,7 +3,20 @@ import type { LedgerView } from '@cardpull/sim-contract';
 
 export interface DbSnapshot {
   orders: { id: string; status: string; next_step: string | null; next_step_at: Date | null; error_code: string | null; error_message: string | null; card_id: string | null }[];
-  attempts: { request_id: string; order_id: string; seq: number; state: string; created_at: Date; call_count: number }[];
+  attempts: {
+    request_id: string;
+    order_id: string;
+    seq: number;
+    state: string;
+    created_at: Date;
+    call_count: number;
+    /** Set once a send of the ID had an unknown outcome: a business error after that is not the partner's word on the ID. */
+    unknown_since: Date | null;
+    error_code: string | null;
+    partner_status: string | null;
+    /** An operator's audited "declare dead" (null when the column does not exist yet). */
+    declared_dead_at: Date | null;
+  }[];
   cards: { id: string; order_id: string; request_id: string; partner_card_id: string; role: string; code_enc: Buffer; pin_enc: Buffer | null }[];
 }
 
@@ -14,7 +27,12 @@ export async function snapshot(databaseUrl: string): Promise<DbSnapshot> {
   try {
     await pg.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     const orders = await pg.query('SELECT id, status, next_step, next_step_at, error_code, error_message, card_id FROM orders');
-    const attempts = await pg.query('SELECT request_id, order_id, seq, state, created_at, call_count FROM attempts ORDER BY order_id, seq');
+    // declared_dead_at through to_jsonb: the same query works before and after the migration that adds it.
+    const attempts = await pg.query(
+      `SELECT request_id, order_id, seq, state::text AS state, created_at, call_count, unknown_since, error_code, partner_status,
+              (to_jsonb(a) ->> 'declared_dead_at')::timestamptz AS declared_dead_at
+         FROM attempts a ORDER BY order_id, seq`,
+    );
     const cards = await pg.query('SELECT id, order_id, request_id, partner_card_id, role::text AS role, code_enc, pin_enc FROM cards');
     await pg.query('COMMIT');
     return { orders: orders.rows, attempts: attempts.rows, cards: cards.rows };
@@ -22,6 +40,27 @@ export async function snapshot(databaseUrl: string): Promise<DbSnapshot> {
     await pg.end();
   }
 }
+
+type Attempt = DbSnapshot['attempts'][number];
+
+/** The business errors that are the partner's word on a request ID when they answer its first send. */
+export const DEFINITIVE_BUSINESS_CODES: readonly string[] = ['gift_card_not_found', 'invalid_amount', 'out_of_stock', 'not_enough_funds'];
+
+/**
+ * Whether an attempt is dead by the partner's own word about it, or by an operator: async status `error`;
+ * a definitive business error answered to its first send (no send of it had an unknown outcome); an
+ * operator's audited declaration. Nothing else (a stored answer read off inventory or balance, 404s after a
+ * 422 "already used") may end a request ID.
+ */
+export function deadByWordOrOperator(a: Pick<Attempt, 'partner_status' | 'unknown_since' | 'error_code' | 'declared_dead_at'>): boolean {
+  if (a.declared_dead_at !== null && a.declared_dead_at !== undefined) return true;
+  if (a.partner_status === 'error') return true;
+  return (a.unknown_since === null || a.unknown_since === undefined) && a.error_code !== null && DEFINITIVE_BUSINESS_CODES.includes(a.error_code);
+}
+
+/** A request ID declared dead (failed_definitive) without the partner's word or an operator's. */
+export const declaredDeadWithoutWord = (a: Pick<Attempt, 'state' | 'partner_status' | 'unknown_since' | 'error_code' | 'declared_dead_at'>): boolean =>
+  a.state === 'failed_definitive' && !deadByWordOrOperator(a);
 
 /** checkInvariants against a stack's database and its simulator's ledger, as an expectation (a suite's last check). */
 export async function expectInvariants(stack: { db: { url: string }; sim: { control: { ledger(): Promise<LedgerView> } } }): Promise<void> {
@@ -86,12 +125,20 @@ export function checkInvariants(db: DbSnapshot, ledger: LedgerView): string[] {
     if (!card || card.order_id !== o.id || card.role !== 'order') problems.push(`invariant 3: order ${o.id} is completed without its card`);
   }
 
-  // 2. Same ID until a definitive answer: an order's attempts before the last are all failed_definitive.
+  // 2. Same ID until the partner's word on it (or an operator's): an order's attempts before the last are all
+  // failed_definitive, each on the partner's word about that ID or by an operator's declaration.
   const byOrder = new Map<string, DbSnapshot['attempts']>();
   for (const a of db.attempts) byOrder.set(a.order_id, [...(byOrder.get(a.order_id) ?? []), a]);
-  for (const [orderId, attempts] of byOrder) {
+  for (const [orderId, list] of byOrder) {
+    const attempts = [...list].sort((x, y) => x.seq - y.seq);
     for (const a of attempts.slice(0, -1)) {
       if (a.state !== 'failed_definitive') problems.push(`invariant 2: order ${orderId} got a new request ID after ${a.request_id} ended ${a.state}`);
+      else if (!deadByWordOrOperator(a)) {
+        problems.push(
+          `invariant 2: order ${orderId}: new request ID without the partner's word or an operator's: ${a.request_id} ended failed_definitive on ` +
+            `${a.error_code ?? 'no error code'} (partner status ${a.partner_status ?? 'none'}${a.unknown_since ? ', after an unknown outcome' : ''})`,
+        );
+      }
     }
   }
 

@@ -5,7 +5,8 @@ import { PartnerError } from '../common/partner-error';
 import { SignatureGuard } from '../auth/signature.guard';
 import { ResponderService } from '../faults/responder.service';
 import { SimStateService } from '../state/sim-state.service';
-import { inventoryOf } from './inventory';
+import { FaultRegistry } from '../faults/fault-registry';
+import { inventoryOf, unlimitedInventory } from './inventory';
 
 /**
  * The read-only partner endpoints. Their errors are not shown by the spec; our choice: an unknown gift card
@@ -17,6 +18,7 @@ export class CatalogController {
   constructor(
     private readonly state: SimStateService,
     private readonly responder: ResponderService,
+    private readonly faults: FaultRegistry,
   ) {}
 
   @Get('gift_cards')
@@ -34,9 +36,14 @@ export class CatalogController {
 
   @Get('inventories/:id')
   inventory(@Req() req: FastifyRequest, @Res() reply: FastifyReply, @Param('id') code: string): Promise<void> {
-    return this.responder.read(req, reply, { kind: 'read', giftCardCode: code }, () => {
+    const ctx = { kind: 'read' as const, giftCardCode: code };
+    return this.responder.read(req, reply, ctx, () => {
       const inventory = inventoryOf(this.state.world, code);
-      return inventory ? ok(inventory) : notFound(code);
+      if (!inventory) return notFound(code);
+      // inventory_unlimited: the inventory says what unlimited stock says, whatever the stock holds (0 included).
+      const limited = this.state.world.stocks.get(code)?.unlimited === false;
+      if (limited && this.faults.reading(req, { ...ctx, newPull: true }, 'inventory_unlimited')) return ok(unlimitedInventory(inventory));
+      return ok(inventory);
     });
   }
 

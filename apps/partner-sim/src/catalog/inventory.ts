@@ -25,3 +25,8 @@ export function inventoryOf(world: SimWorld, code: string): Inventory | null {
     },
   };
 }
+
+/** The inventory_unlimited reading: what the Inventory of unlimited stock looks like ("unlimited", stocks []). */
+export function unlimitedInventory(inventory: Inventory): Inventory {
+  return { inventories: { ...inventory.inventories, end_to_end_api: { ...inventory.inventories.end_to_end_api, available_amount: 'unlimited' }, stocks: [] } };
+}

@@ -57,6 +57,20 @@ describe('FaultRegistry: which fault hits a request', () => {
     expect(registry.list()[0]!.hits).toBe(1);
   });
 
+  it('a reading that would not change the answer leaves it to the next reading of its mode', () => {
+    const registry = registryWith({ endpoint: 'pull_request_status', mode: 'read_lag', latency_ms: 100 }, { endpoint: 'pull_request_status', mode: 'read_lag', lag_from: 'already_used' });
+    const read = { kind: 'pull_request_status', newPull: true } as const;
+    expect(registry.reading(req(), read, 'read_lag', (f) => f.lag_from === 'already_used')?.lag_from).toBe('already_used');
+    expect(registry.list().map((f) => f.hits)).toEqual([0, 1]);
+  });
+
+  it('the readings\' own options are refused on other modes', () => {
+    expect(faultSpecSchema.safeParse({ endpoint: 'cards', mode: 'latency', lag_from: 'creation' }).success).toBe(false);
+    expect(faultSpecSchema.safeParse({ endpoint: 'pull_requests', mode: 'async_error', shown_request_id: 'x' }).success).toBe(false);
+    expect(faultSpecSchema.safeParse({ endpoint: 'pull_requests', mode: 'other_request_id', shown: 'another', shown_request_id: 'x' }).success).toBe(true);
+    expect(faultSpecSchema.safeParse({ endpoint: 'any', mode: 'inventory_unlimited', gift_card_codes: ['A'] }).success).toBe(true);
+  });
+
   it('SIM_FAULTS are installed at once and again by reset; a bad one names the setting', () => {
     const registry = new FaultRegistry({ SIM_FAULTS: [{ endpoint: 'any', mode: 'rate_limited', share: 0.1 }] });
     expect(registry.list().map((f) => f.mode)).toEqual(['rate_limited']);

@@ -73,8 +73,9 @@ export class FaultRegistry {
   }
 
   /**
-   * Whether the reading `mode` applies to this request (counted, written on the ledger row as `reading`).
-   * `changes(fault)` says whether it would change this answer: hits count the answers a reading changed.
+   * The reading `mode` that applies to this request, if any (counted, written on the ledger row as `reading`):
+   * the first of that mode that matches, wins its share draw and would change the answer (`changes(fault)`);
+   * hits count the answers a reading changed.
    */
   reading(req: FastifyRequest, ctx: FaultContext, mode: ReadingMode, changes: (fault: Fault) => boolean = () => true): Fault | null {
     return this.first(req, ctx, (f) => f.mode === mode, changes);
@@ -85,7 +86,8 @@ export class FaultRegistry {
       if (!family(fault) || !this.matches(fault, ctx)) continue;
       // The share is drawn only for requests that match, so `share` is the fraction of those.
       if (fault.share < 1 && Math.random() >= fault.share) continue;
-      if (!changes(fault)) return null;
+      // One that would not change this answer leaves it to the next reading of the mode (two read_lag readings, say: from creation and after a 422).
+      if (!changes(fault)) continue;
       fault.hits += 1;
       if (req.sim.entry) {
         if (isReading(fault.mode)) req.sim.entry.reading = fault.mode;

@@ -6,13 +6,13 @@ import type { PullRequest } from '@cardpull/partner-client';
 import { ok } from '../common/answer';
 import { PartnerError } from '../common/partner-error';
 import { isoWithOffset } from '../common/time';
-import { FaultRegistry } from '../faults/fault-registry';
-import type { Fault } from '@cardpull/sim-contract';
+import { FaultRegistry, type FaultContext } from '../faults/fault-registry';
 import { answersBeforeAnything, brokenAnswer, latencyOf, ResponderService } from '../faults/responder.service';
 import { SchedulerService } from '../state/scheduler.service';
 import { SimStateService } from '../state/sim-state.service';
 import type { PullRequestRecord, SimWorld } from '../state/world';
 import { checkPull, isBrokenBrand, publicBase, unwrapBody, type PullOrder } from './pull-engine';
+import { lagging, shownInstead } from './pull-request-readings';
 
 /** The creation answer carries amount_cents; the show answer does not (as in the spec's sample). */
 const creationView = (pr: PullRequestRecord): PullRequest => ({
@@ -64,6 +64,7 @@ export class PullRequestsService {
     if (used) {
       // business_first: a used request ID's creation body is checked like a new one before the ID is looked at.
       if (order instanceof PartnerError && this.faults.reading(req, ctx, 'business_first')) return this.responder.send(req, reply, order.toAnswer());
+      world.pullRequests.get(requestId)!.already_used_at ??= Date.now();
       const error = new PartnerError(422, 'unprocessable_entity', `request_id ${requestId} has already been used`);
       return this.responder.send(req, reply, error.toAnswer());
     }
@@ -80,8 +81,9 @@ export class PullRequestsService {
       created_at: now,
       updated_at: now,
       card: null,
+      already_used_at: null,
     };
-    world.pullRequests.set(requestId, record);
+    world.addPullRequest(record);
     this.runInBackground(world, record, order, {
       fails: fault?.mode === 'async_error' || isBrokenBrand(order.giftCard),
       extraMs: fault?.mode === 'latency' ? latencyOf(fault) : 0,
@@ -89,21 +91,28 @@ export class PullRequestsService {
       base: publicBase(this.config.SIM_PUBLIC_BASE_URL, req.headers.host),
     });
     // hang / error_after_issue / reset: the pull request exists (its request ID is used), the answer is lost.
-    this.responder.send(req, reply, ok({ pull_request: creationView(record) }), fault);
+    const shown = this.shown(req, ctx, world, requestId, record);
+    this.responder.send(req, reply, ok({ pull_request: creationView(shown ?? record) }), fault);
   }
 
   async show(req: FastifyRequest, reply: FastifyReply, requestId: string): Promise<void> {
     const giftCardCode = this.state.world.pullRequests.get(requestId)?.gift_card_code;
     const ctx = { kind: 'pull_request_status' as const, requestId, giftCardCode };
     await this.responder.read(req, reply, ctx, () => {
-      const record = this.state.world.pullRequests.get(requestId);
+      const world = this.state.world;
+      const record = world.pullRequests.get(requestId);
       const notFound = new PartnerError(404, 'pull_request_not_found', `Pull request ${requestId} not found`).toAnswer();
-      if (!record) return notFound;
       // read_lag: the read copy that answers does not have it yet.
-      const young = (fault: Fault) => Date.now() - Date.parse(record.created_at) < latencyOf(fault);
-      if (this.faults.reading(req, { ...ctx, newPull: true }, 'read_lag', young)) return notFound;
-      return ok({ pull_request: showView(record) });
+      if (record && this.faults.reading(req, { ...ctx, newPull: true }, 'read_lag', (f) => lagging(record, f))) return notFound;
+      const shown = this.shown(req, { ...ctx, newPull: true }, world, requestId, record) ?? record;
+      return shown ? ok({ pull_request: showView(shown) }) : notFound;
     });
+  }
+
+  /** other_request_id: the pull request to show instead of the asked one, when the reading applies. */
+  private shown(req: FastifyRequest, ctx: FaultContext, world: SimWorld, requestId: string, asked: PullRequestRecord | undefined): PullRequestRecord | null {
+    const fault = this.faults.reading(req, ctx, 'other_request_id', (f) => shownInstead(world, requestId, asked, f) !== null);
+    return fault ? shownInstead(world, requestId, asked, fault) : null;
   }
 
   private runInBackground(

@@ -20,6 +20,8 @@ export interface PullRequestRecord {
   created_at: string;
   updated_at: string;
   card: Card | null;
+  /** When the partner first answered 422 "already used" for its request ID (ms; the read_lag reading's lag_from). */
+  already_used_at: number | null;
 }
 
 const DAY_MS = 86_400_000;
@@ -41,6 +43,8 @@ export class SimWorld {
   readonly pullRequests = new Map<string, PullRequestRecord>();
   readonly ledger = new Ledger();
   balanceCents: number;
+  /** The request IDs of the last two pull requests created, newest last (the other_request_id reading). */
+  private readonly latestPullRequestIds: string[] = [];
 
   constructor(mode: 'staging' | 'production', initialBalance: number) {
     for (const { giftCard, stock } of seedCatalog(mode)) {
@@ -53,6 +57,19 @@ export class SimWorld {
       );
     }
     this.balanceCents = toCents(initialBalance);
+  }
+
+  /** Adds a pull request created now. */
+  addPullRequest(record: PullRequestRecord): void {
+    this.pullRequests.set(record.request_id, record);
+    this.latestPullRequestIds.push(record.request_id);
+    if (this.latestPullRequestIds.length > 2) this.latestPullRequestIds.shift();
+  }
+
+  /** The latest pull request created whose request ID is not `requestId`, if any. */
+  latestPullRequestOtherThan(requestId: string): PullRequestRecord | undefined {
+    const id = [...this.latestPullRequestIds].reverse().find((r) => r !== requestId);
+    return id === undefined ? undefined : this.pullRequests.get(id);
   }
 
   /** The Balance resource's amount: a decimal in currency units. */
