@@ -52,7 +52,7 @@ describe('a second card for an order is stored as surplus, never dropped', () =>
       const transitions = stack.api!.get(TransitionsRepository);
       const card = () => ({ id: randomUUID(), requestId, partnerCardId: `p-${randomUUID()}`, keyId: 'k', codeEnc: Buffer.from('x'), pinEnc: null, expireAt: null, amount: 4700, giftCardCode: 'NOVA-GAMES-FREE', pdfEnc: null });
       const stored = await Promise.all(Array.from({ length: 4 }, () => transitions.storeCard(id, card(), null, { state: 'succeeded', partnerStatus: 'success' }, 'test')));
-      expect(stored.map((s) => s.role).sort()).toEqual(['order', 'surplus', 'surplus', 'surplus']);
+      expect(stored.map((s) => s?.role).sort()).toEqual(['order', 'surplus', 'surplus', 'surplus']);
       const { rows } = await pool.query(`SELECT o.status, o.card_id = c.id AS own, c.role FROM orders o JOIN cards c ON c.order_id = o.id WHERE o.id = $1 ORDER BY c.role`, [id]);
       expect(rows).toEqual([
         { status: 'completed', own: true, role: 'order' },

@@ -104,13 +104,20 @@ const serviceObject = z.object({
     ASYNC_POLL_FIRST_DELAY_MS: timing(2_000),
     ASYNC_POLL_INTERVAL_MIN_MS: timing(5_000, 1),
     ASYNC_POLL_INTERVAL_MAX_MS: timing(10_000, 1),
-    /** How long an attempt with an unknown outcome is retried with its request ID before `needs_attention`. */
+    /**
+     * How long a request ID of unknown outcome is asked on the spec's cadence (sync re-sends, async polls) before
+     * its order is `needs_attention` (outcome_unknown). The asking goes on after it, on the same ID, ever slower.
+     */
     UNKNOWN_OUTCOME_WINDOW_MS: timing(30 * 60_000, 1),
     /**
-     * 404s on GET /pull_requests/:id prove that the partner never had that pull request only once they are
-     * spread over this long (read copies may lag behind a creation): then it is created again with the same
-     * request ID, or a business error answered to its re-creation is believed. Keep it well above the
-     * partner's read lag.
+     * Past UNKNOWN_OUTCOME_WINDOW_MS, the same request ID is asked again after as long as it has been past the
+     * window (each wait doubles), at most this long apart: until the partner answers, or an operator declares it dead.
+     */
+    UNKNOWN_OUTCOME_MAX_INTERVAL_MS: timing(3_600_000, 1),
+    /**
+     * After a business error answered to the re-creation of a pull request the partner never showed, 404s on
+     * GET /pull_requests/:id spread over this long send the creation again, with the SAME request ID (a 404 is
+     * never proof of anything: a read copy may lag; the same ID cannot issue a second card).
      */
     PULL_REQUEST_SETTLE_MS: timing(3 * 60_000, 1),
     SWEEP_INTERVAL_MS: timing(5_000, 100),
@@ -155,9 +162,9 @@ const serviceObject = z.object({
     /** Re-check of attempts left unknown (needs_attention orders): same request ID again, or GET the pull request. */
     RECONCILE_INTERVAL_MS: timing(15 * 60_000, 1000),
     /**
-     * A request ID declared dead by inference (the stored answer of a failed first call; used but without a
-     * pull request) is still asked for a card by the reconciler this long: if the inference was wrong, its
-     * card is kept (as surplus when the order has one).
+     * An async request ID an operator declared dead is still polled for a card by the reconciler this long (a
+     * GET cannot issue one; a card that arrives is stored and flagged). Retention keeps its order meanwhile.
+     * Also the re-check of IDs that versions before 2026-11-25 declared dead by inference.
      */
     RECONCILE_DEAD_RECHECK_MS: intSetting(7 * 24 * 3600_000, 0, 365 * 24 * 3600_000),
     /** Operations page and job dashboard users: name:password or name:scrypt$salt$hash, optionally :viewer. */

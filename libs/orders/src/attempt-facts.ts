@@ -12,9 +12,27 @@ export const pullRequestSeen = (a: Pick<AttemptRow, 'partnerStatus'>): boolean =
 /** The partner showed it knows the ID: the pull request itself, or a 422 "request_id already used". */
 export const acknowledged = (a: Pick<AttemptRow, 'partnerStatus'>): boolean => pullRequestSeen(a) || a.partnerStatus === 'exists';
 
+/** The attempt states of a request ID whose outcome is open: never sent, sent, or of unknown outcome. */
+export const OPEN_STATES_SQL = `'created', 'sent', 'unknown'`;
+
 /**
- * An operator's re-drive of a needs_attention order: always the SAME request ID (invariant 2). A sync order
- * sends it again; an async one reads its pull request, or creates it again if the partner never showed it.
+ * SQL: attempt `a` may still yield a card, so someone still asks about it and its order must stay live:
+ *  - its outcome is open (OPEN_STATES_SQL);
+ *  - or it is async and an operator declared it dead less than `recheckMs` ago: a GET cannot issue a card,
+ *    so its pull request is still read, and a card that shows up is stored and flagged;
+ *  - or a version before 2026-11-25 declared it dead by inference (the stored answer of a failed first
+ *    call; used without a pull request) less than `recheckMs` ago: re-checked the way it was then.
+ * `recheckMs` is the SQL text of a parameter (RECONCILE_DEAD_RECHECK_MS, in ms).
+ */
+export const mayYieldCardSql = (a: string, recheckMs: string): string => `(${a}.state IN (${OPEN_STATES_SQL})
+  OR (${a}.state = 'failed_definitive' AND (
+       (${a}.declared_dead_at IS NOT NULL AND ${a}.kind = 'async' AND ${a}.declared_dead_at > now() - make_interval(secs => ${recheckMs}::float8 / 1000))
+    OR (${a}.declared_dead_at IS NULL AND ${a}.error_code IN ('stored_answer', 'used_without_pull_request') AND ${a}.updated_at > now() - make_interval(secs => ${recheckMs}::float8 / 1000)))))`;
+
+/**
+ * An operator's re-drive of an order whose request ID is open: always the SAME request ID (invariant 2). A
+ * sync order sends it again; an async one reads its pull request, or creates it again if the partner never
+ * showed it.
  */
 export function redriveStep(order: Pick<OrderRow, 'mode'>, attempt: Pick<AttemptRow, 'partnerStatus'>): 'sync_call' | 'async_create' | 'async_poll' {
   if (order.mode === 'sync') return 'sync_call';

@@ -4,7 +4,7 @@ import type { Pool } from 'pg';
 import { PG_POOL } from '@cardpull/db';
 import { filterSql, type OrderFilter } from './read/order-filter';
 
-export const BULK_ACTIONS = ['redrive', 'mark_failed'] as const;
+export const BULK_ACTIONS = ['redrive', 'declare_dead', 'mark_failed'] as const;
 export type BulkActionKind = (typeof BULK_ACTIONS)[number];
 /** A bulk action takes at most this many orders (the filter must be narrower beyond). */
 export const BULK_MAX_ORDERS = 10_000;

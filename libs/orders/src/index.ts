@@ -1,6 +1,7 @@
 export * from './partner/partner-circuit';
 export * from './ids';
 export * from './order-queue.service';
+export * from './order-steps';
 export * from './poll-aging';
 export * from './order.types';
 export * from './orders.module';

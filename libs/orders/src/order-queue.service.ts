@@ -8,6 +8,7 @@ import { ORDERS_QUEUE, jobOf, orderStepJobId, type OrderJobData, type OrderJobNa
 import type { ScheduledStep } from './order.types';
 import { liveJobIds } from './queue-repair';
 import { FairShare } from './fair-share';
+import { isBackgroundStep, isSendStep } from './order-steps';
 import { TurnBatch } from './turn-batch';
 
 const ENQUEUE_TIMEOUT_MS = 1_000;
@@ -19,22 +20,18 @@ void STEPS_ARE_JOBS;
 
 
 /**
- * Polls of pull requests and funds/stock re-checks wait behind partner calls: BullMQ takes a job without a
+ * Polls of pull requests and funds/stock re-checks (the `background` steps of ORDER_STEPS) wait behind partner calls: BullMQ takes a job without a
  * priority before any prioritized one. With thousands of async orders pending, their due polls would
  * otherwise stand in line before every new sync order (whose caller may be waiting on ?wait=) and every
  * async creation (docs/BENCHMARKS.md, scale). A poll that waits a little longer changes nothing: the pull
  * request is still there, and the unknown-outcome window counts from the partner call, not from the poll.
  */
-const BACKGROUND_STEPS: ReadonlySet<string> = new Set<OrderStep>(['async_poll', 'resume_check']);
 export const BACKGROUND_PRIORITY = 1_000;
 /**
  * A poll or re-check that has waited PARTNER_POLL_MAX_YIELD_MS in the queue (poll-aging.ts): before every
  * creation but a client's first (fair-share.ts), so new orders hold a poll back for a bounded time only.
  */
 export const AGED_PRIORITY = 1;
-/** Whether a job of this name waits behind creations in the queue (polls and re-checks). */
-export const isBackgroundStep = (name: string): boolean => BACKGROUND_STEPS.has(name);
-const CREATION_STEPS: ReadonlySet<string> = new Set<OrderStep>(['sync_call', 'async_create']);
 
 /** At most this many steps in one Redis round trip (a batch is flushed earlier at the end of the event-loop turn). */
 const MAX_SCHEDULE_BATCH = 64;
@@ -124,7 +121,7 @@ export class OrderQueue {
    * new order's first call by its client's fair share (FairShare), polls and re-checks after every call.
    */
   private job(step: ScheduledStep) {
-    const priority = BACKGROUND_STEPS.has(step.step) ? BACKGROUND_PRIORITY : step.client && CREATION_STEPS.has(step.step) ? this.fair.next(step.client) : undefined;
+    const priority = isBackgroundStep(step.step) ? BACKGROUND_PRIORITY : step.client && isSendStep(step.step) ? this.fair.next(step.client) : undefined;
     return jobOf(
       step.step,
       { orderId: step.orderId, stepSeq: step.stepSeq, ...(step.trace ? { trace: step.trace } : {}) },

@@ -59,6 +59,9 @@ export interface AttemptRow {
   lastSentAt: Date | null;
   unknownSince: Date | null;
   notFoundSince: Date | null;
+  /** Set only by an operator's declaration that the ID is dead. */
+  declaredDeadAt: Date | null;
+  declaredDeadBy: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -96,7 +99,8 @@ export const ORDER_COLUMNS = `o.id, o.client, o.idempotency_key AS "idempotencyK
 export const ATTEMPT_COLUMNS = `a.request_id AS "requestId", a.order_id AS "orderId", a.seq, a.kind, a.state,
   a.partner_status AS "partnerStatus", a.error_code AS "errorCode", a.error_message AS "errorMessage",
   a.call_count AS "callCount", a.first_sent_at AS "firstSentAt", a.last_sent_at AS "lastSentAt",
-  a.unknown_since AS "unknownSince", a.not_found_since AS "notFoundSince", a.created_at AS "createdAt", a.updated_at AS "updatedAt"`;
+  a.unknown_since AS "unknownSince", a.not_found_since AS "notFoundSince", a.declared_dead_at AS "declaredDeadAt",
+  a.declared_dead_by AS "declaredDeadBy", a.created_at AS "createdAt", a.updated_at AS "updatedAt"`;
 
 export const CARD_COLUMNS = `c.id, c.order_id AS "orderId", c.request_id AS "requestId", c.partner_card_id AS "partnerCardId",
   c.key_id AS "keyId", c.code_enc AS "codeEnc", c.pin_enc AS "pinEnc", c.expire_at AS "expireAt", c.amount,

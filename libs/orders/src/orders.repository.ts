@@ -3,6 +3,7 @@ import type { Pool, PoolClient } from 'pg';
 import { PG_POOL, withTransaction, type OrderStatus, type PullMode } from '@cardpull/db';
 import { newRequestId, uuidv7 } from './ids';
 import { prepared } from './prepared';
+import { firstStep } from './order-steps';
 import { TurnBatch } from './turn-batch';
 import {
   ATTEMPT_COLUMNS,
@@ -185,7 +186,7 @@ export class OrdersRepository {
       gift_card_code: o.giftCardCode,
       amount: o.amount,
       metadata: o.metadata ?? null,
-      next_step: o.mode === 'sync' ? 'sync_call' : 'async_create',
+      next_step: firstStep(o.mode),
       request_id: requestId,
       actor: `api:${o.client}`,
       callback_url: o.callbackUrl ?? null,

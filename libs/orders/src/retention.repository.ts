@@ -1,12 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PG_POOL } from '@cardpull/db';
+import { mayYieldCardSql } from './attempt-facts';
 
 /**
  * Which orders may leave the hot tables: terminal (completed or failed) with no step, untouched for the
  * retention, and with nothing that could still change them or that someone still works on:
- *  - no attempt whose outcome is open (created, sent, unknown): the reconciler still asks the partner about
- *    it, and a card may still come (invariant 3);
+ *  - no request ID that may still yield a card (mayYieldCardSql: open, or declared dead and still read
+ *    for a card within RECONCILE_DEAD_RECHECK_MS): it is still asked about, and a card may still come
+ *    (invariant 3);
+ *  - no lease in force (a worker or the reconciler is asking the partner about it right now);
  *  - no callback still to deliver;
  *  - no card other than the order's own (a surplus or a mismatch): those wait for an operator on the
  *    operations page (cards to recover), and stay there until the order is archived by hand.
@@ -20,7 +23,8 @@ const PICK = `
   WHERE o.created_at < now() - make_interval(days => $1::int)
     AND o.status IN ('completed', 'failed') AND o.next_step IS NULL
     AND o.updated_at < now() - make_interval(days => $1::int)
-    AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.order_id = o.id AND a.state IN ('created', 'sent', 'unknown'))
+    AND (o.lease_expires_at IS NULL OR o.lease_expires_at < now())
+    AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.order_id = o.id AND ${mayYieldCardSql('a', '$3')})
     AND NOT EXISTS (SELECT 1 FROM callback_events e WHERE e.order_id = o.id AND e.state = 'pending')
     AND NOT EXISTS (SELECT 1 FROM cards c WHERE c.order_id = o.id AND c.role <> 'order')
   ORDER BY o.id
@@ -41,7 +45,7 @@ export class RetentionRepository {
    * deletes them from the hot tables (the foreign keys cascade), in one statement: an order is either
    * still live or archived, never both or neither. Returns how many moved.
    */
-  async archiveBatch(olderThanDays: number, limit: number): Promise<number> {
+  async archiveBatch(olderThanDays: number, limit: number, recheckMs: number): Promise<number> {
     const { rowCount } = await this.pool.query(
       `WITH picked AS (${PICK}),
        archived AS (
@@ -59,9 +63,34 @@ export class RetentionRepository {
          ON CONFLICT (id) DO NOTHING
          RETURNING id)
        DELETE FROM orders WHERE id IN (SELECT id FROM archived)`,
-      [olderThanDays, limit],
+      [olderThanDays, limit, recheckMs],
     );
     return rowCount ?? 0;
+  }
+
+  /**
+   * Brings an archived order back into the hot tables, as it was archived (its row, attempts, cards, timeline,
+   * callbacks and their deliveries), with a `restored_from_archive` entry on its timeline: for a card that
+   * arrives for an archived order (invariant 3: never dropped). A card whose secrets retention destroyed
+   * comes back with an empty code (shown as unreadable). Returns false when there is no such archived order.
+   * The archive's documents are to_jsonb of the rows: a column added later with NOT NULL and no value in
+   * the document must be given one here.
+   */
+  async restore(orderId: string, actor: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      `WITH x AS (DELETE FROM orders_archive WHERE id = $1 RETURNING document),
+       o AS (INSERT INTO orders SELECT (jsonb_populate_record(NULL::orders, x.document->'order')).* FROM x RETURNING id, status),
+       a AS (INSERT INTO attempts SELECT (jsonb_populate_record(NULL::attempts, e)).* FROM x, jsonb_array_elements(x.document->'attempts') e),
+       c AS (INSERT INTO cards SELECT (jsonb_populate_record(NULL::cards, '{"code_enc": "\\\\x"}'::jsonb || e)).* FROM x, jsonb_array_elements(x.document->'cards') e),
+       ev AS (INSERT INTO order_events SELECT (jsonb_populate_record(NULL::order_events, e)).* FROM x, jsonb_array_elements(x.document->'events') e),
+       cb AS (INSERT INTO callback_events SELECT (jsonb_populate_record(NULL::callback_events, e)).* FROM x, jsonb_array_elements(x.document->'callbacks') e),
+       d AS (INSERT INTO callback_deliveries SELECT (jsonb_populate_record(NULL::callback_deliveries, d)).*
+             FROM x, jsonb_array_elements(x.document->'callbacks') e, jsonb_array_elements(e->'deliveries') d)
+       INSERT INTO order_events (order_id, type, from_status, to_status, actor, detail)
+       SELECT o.id, 'restored_from_archive', o.status, o.status, $2, jsonb_build_object('why', 'a card arrived for it') FROM o`,
+      [orderId, actor],
+    );
+    return (rowCount ?? 0) > 0;
   }
 
   /**

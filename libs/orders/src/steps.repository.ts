@@ -4,6 +4,8 @@ import { PG_POOL, type AttemptState, type PullMode } from '@cardpull/db';
 import { DbClock } from './db-clock';
 import { ATTEMPT_COLUMNS, ORDER_COLUMNS, type AttemptRow, type OrderRow, type ScheduledStep } from './order.types';
 import { prepared } from './prepared';
+import { SEND_STEPS_SQL } from './order-steps';
+import { mayYieldCardSql } from './attempt-facts';
 
 export interface CurrentStep {
   order: OrderRow;
@@ -32,6 +34,8 @@ export interface AttemptNote {
   state?: AttemptState;
   unknownSince?: 'start' | 'restart' | Date;
   notFoundSince?: 'start' | 'clear';
+  /** An operator's declaration that the ID is dead (invariant 2): who; when is now. Only OperatorActions sets it. */
+  declaredDeadBy?: string;
 }
 
 type Row = OrderRow & { attempt: Record<string, unknown>; dbNow: Date };
@@ -55,7 +59,7 @@ const TAKE_STEP_SQL = `WITH prev_attempt AS (
     UPDATE orders SET lease_owner = $3, lease_expires_at = now() + make_interval(secs => $4::float8 / 1000),
            status = CASE WHEN status = 'pending' THEN 'in_progress'::"OrderStatus" ELSE status END,
            updated_at = now()
-    WHERE id = $1 AND step_seq = $2 AND next_step IN ('sync_call', 'async_create')
+    WHERE id = $1 AND step_seq = $2 AND next_step IN (${SEND_STEPS_SQL})
       AND next_step_at <= now() + interval '1 second'
       AND (lease_expires_at IS NULL OR lease_expires_at < now() OR lease_owner = $3)
     RETURNING *
@@ -114,8 +118,9 @@ export class StepsRepository {
   }
 
   /**
-   * Lease of an order that has no step of its own (needs_attention, failed, completed) for the reconciler's
-   * check of one of its attempts; its step does not move unless the check's own guarded transition moves it.
+   * Lease of an order that has no step of its own for the reconciler's re-send of one of its sync request
+   * IDs (one sender per ID: the same lease the step runner and the operators' actions respect); its step
+   * does not move unless the answer's own guarded transition moves it.
    */
   async leaseForReconcile(orderId: string, requestId: string, owner: string, leaseMs: number): Promise<CurrentStep | null> {
     const { rows } = await this.pool.query<Row>(
@@ -137,24 +142,32 @@ export class StepsRepository {
   }
 
   /**
-   * A page of the attempts the reconciler re-checks, after `afterRequestId` (a cursor: each pass pages
-   * through all of them, so checking an attempt never keeps it at the head of the line): those of orders
-   * with no step of their own (needs_attention, failed, completed) whose outcome is not settled (`sent`,
-   * `unknown`), and, for `deadRecheckMs`, those declared dead by inference (`stored_answer`,
-   * `used_without_pull_request`): if that inference was wrong, their card is still fetched and kept.
+   * A page of the attempts the reconciler asks about, after `afterRequestId` (a cursor: each pass pages
+   * through all of them, so asking about one never keeps it at the head of the line): the IDs that may still
+   * yield a card (mayYieldCardSql) and that no step of their order asks about. An open ID (sent, unknown) is
+   * its order's step's to ask while the order has one; an ID declared dead is asked (read, for a card) by
+   * the reconciler alone, whatever its order does meanwhile. An ID never sent (created) has nothing to ask.
    */
-  async reconcileCandidates(afterRequestId: string, limit: number, deadRecheckMs: number): Promise<{ orderId: string; requestId: string; kind: PullMode }[]> {
-    const { rows } = await this.pool.query<{ orderId: string; requestId: string; kind: PullMode }>(
-      `SELECT a.order_id AS "orderId", a.request_id AS "requestId", a.kind
+  async reconcileCandidates(afterRequestId: string, limit: number, recheckMs: number): Promise<{ orderId: string; requestId: string; kind: PullMode; state: AttemptState }[]> {
+    const { rows } = await this.pool.query<{ orderId: string; requestId: string; kind: PullMode; state: AttemptState }>(
+      `SELECT a.order_id AS "orderId", a.request_id AS "requestId", a.kind, a.state
        FROM attempts a JOIN orders o ON o.id = a.order_id
-       WHERE o.next_step IS NULL AND a.request_id > $1
-         AND (a.state IN ('sent', 'unknown')
-              OR (a.state = 'failed_definitive' AND a.error_code IN ('stored_answer', 'used_without_pull_request')
-                  AND a.updated_at > now() - make_interval(secs => $3::float8 / 1000)))
+       WHERE a.request_id > $1 AND a.state <> 'created' AND ${mayYieldCardSql('a', '$3')}
+         AND (a.state = 'failed_definitive' OR o.next_step IS NULL)
        ORDER BY a.request_id LIMIT $2`,
-      [afterRequestId, limit, deadRecheckMs],
+      [afterRequestId, limit, recheckMs],
     );
     return rows;
+  }
+
+  /** An order and one of its attempts (not necessarily its latest), without a lease: for a read of a pull request. */
+  async attemptOf(orderId: string, requestId: string): Promise<CurrentStep | null> {
+    const { rows } = await this.pool.query<Row>(
+      `SELECT ${ORDER_COLUMNS}, (SELECT row_to_json(x) FROM (SELECT ${ATTEMPT_COLUMNS} FROM attempts a WHERE a.request_id = $2 AND a.order_id = o.id) x) AS attempt, now() AS "dbNow"
+       FROM orders o WHERE o.id = $1 AND EXISTS (SELECT 1 FROM attempts WHERE request_id = $2 AND order_id = $1)`,
+      [orderId, requestId],
+    );
+    return rows[0] ? split(rows[0]) : null;
   }
 
   /**
@@ -199,6 +212,7 @@ export function noteSets(note: AttemptNote, params: unknown[]): { sets: string; 
   else if (note.unknownSince instanceof Date) sets.push(`unknown_since = COALESCE(unknown_since, ${p(note.unknownSince)}::timestamptz)`);
   if (note.notFoundSince === 'start') sets.push('not_found_since = COALESCE(not_found_since, now())');
   else if (note.notFoundSince === 'clear') sets.push('not_found_since = NULL');
+  if (note.declaredDeadBy) sets.push('declared_dead_at = now()', `declared_dead_by = ${p(note.declaredDeadBy)}`);
   return { sets: sets.join(', '), params };
 }
 
@@ -216,6 +230,7 @@ function reviveAttempt(raw: Record<string, unknown>): AttemptRow {
     lastSentAt: date(raw.lastSentAt),
     unknownSince: date(raw.unknownSince),
     notFoundSince: date(raw.notFoundSince),
+    declaredDeadAt: date(raw.declaredDeadAt),
     createdAt: date(raw.createdAt)!,
     updatedAt: date(raw.updatedAt)!,
   };

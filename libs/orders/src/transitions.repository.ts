@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PG_POOL, type AttemptState, type OrderStatus, type OrderStep, type PullMode } from '@cardpull/db';
 import type { CardRow } from './order.types';
+import { newRequestId } from './ids';
 import { prepared } from './prepared';
 import { noteSets, type AttemptNote } from './steps.repository';
 
@@ -22,14 +23,25 @@ export interface Transition {
   /** 'start': the waiting deadline starts now (this long from now) unless one runs. */
   waitDeadline?: { startMs: number };
   attempt?: AttemptNote & { requestId: string };
-  /** A new request ID, committed here before any call carries it (invariant 1). */
-  newAttempt?: { requestId: string; kind: PullMode };
+  /**
+   * A new request ID, minted here and committed by this statement before any call carries it (invariant 1):
+   * the one place after intake where request IDs are born. Only for an ID the partner's word (or an
+   * operator's) killed (invariant 2); the timeline entry then names the new ID and the previous one.
+   */
+  newAttempt?: { kind: PullMode; replaces: string };
+  /**
+   * An operator's action: applies only while no lease is in force (no one is asking the partner about the
+   * order's request ID right now: one sender per ID). A worker's own transition ends its own lease.
+   */
+  whenNotLeased?: true;
   /** The timeline entry; omitted for repeats that add nothing (a retry scheduled like the one before). */
   event?: { type: string; requestId?: string; detail?: Record<string, unknown> };
 }
 
 export interface TransitionResult {
   applied: boolean;
+  /** The request ID minted for `newAttempt`. */
+  newRequestId?: string;
   stepSeq: number;
   status: OrderStatus | null;
   /** Callback events written by this transition (outbox), to deliver once it is committed. */
@@ -114,6 +126,7 @@ export class TransitionsRepository {
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
   async transition(t: Transition): Promise<TransitionResult> {
+    const minted = t.newAttempt ? newRequestId() : undefined;
     const params: unknown[] = [t.orderId];
     const p = (value: unknown) => {
       params.push(value);
@@ -134,9 +147,14 @@ export class TransitionsRepository {
     if (t.error !== undefined) sets.push(`error_code = ${p(t.error?.code ?? null)}`, `error_message = ${p(t.error?.message ?? null)}`);
     if (t.waitDeadline) sets.push(`wait_deadline = COALESCE(wait_deadline, now() + make_interval(secs => ${p(t.waitDeadline.startMs)}::float8 / 1000))`);
 
+    const guards = [];
+    if (t.whenNotLeased) guards.push('AND (lease_expires_at IS NULL OR lease_expires_at < now())');
+    // Invariant 2 by construction: a new request ID only replaces one that is dead, already or by this very statement.
+    const killsNow = t.newAttempt && t.attempt?.requestId === t.newAttempt.replaces && t.attempt.state === 'failed_definitive';
+    if (t.newAttempt && !killsNow) guards.push(`AND EXISTS (SELECT 1 FROM attempts WHERE request_id = ${p(t.newAttempt.replaces)} AND order_id = $1 AND state = 'failed_definitive')`);
     const ctes = [
       `prev AS (SELECT status FROM orders WHERE id = $1)`,
-      `o AS (UPDATE orders SET ${sets.join(', ')} WHERE id = $1 AND step_seq = ${p(t.stepSeq)}
+      `o AS (UPDATE orders SET ${sets.join(', ')} WHERE id = $1 AND step_seq = ${p(t.stepSeq)} ${guards.join(' ')}
              RETURNING id, step_seq, status, client, callback_url, error_code, error_message)`,
       OUTBOX_CTE,
     ];
@@ -148,15 +166,16 @@ export class TransitionsRepository {
     if (t.newAttempt) {
       ctes.push(
         `new_att AS (INSERT INTO attempts (request_id, order_id, seq, kind, state, created_at, updated_at)
-          SELECT ${p(t.newAttempt.requestId)}, $1, (SELECT COALESCE(max(seq), 0) + 1 FROM attempts WHERE order_id = $1),
+          SELECT ${p(minted)}, $1, (SELECT COALESCE(max(seq), 0) + 1 FROM attempts WHERE order_id = $1),
                  ${p(t.newAttempt.kind)}::"PullMode", 'created', now(), now() FROM o)`,
       );
     }
     if (t.event) {
+      const detail = t.newAttempt ? { ...t.event.detail, previous_request_id: t.newAttempt.replaces } : t.event.detail;
       ctes.push(
         `ev AS (INSERT INTO order_events (order_id, type, from_status, to_status, request_id, actor, detail)
-          SELECT $1, ${p(t.event.type)}, prev.status, o.status, ${p(t.event.requestId ?? t.attempt?.requestId ?? null)},
-                 ${p(t.actor)}, ${p(t.event.detail ? JSON.stringify(t.event.detail) : null)}::jsonb FROM o, prev)`,
+          SELECT $1, ${p(t.event.type)}, prev.status, o.status, ${p(t.event.requestId ?? minted ?? t.attempt?.requestId ?? null)},
+                 ${p(t.actor)}, ${p(detail ? JSON.stringify(detail) : null)}::jsonb FROM o, prev)`,
       );
     }
     const { rows } = await this.pool.query<{ step_seq: number; status: OrderStatus; callbacks: string[] }>(
@@ -164,22 +183,26 @@ export class TransitionsRepository {
     );
     const row = rows[0];
     return row
-      ? { applied: true, stepSeq: row.step_seq, status: row.status, callbackEventIds: row.callbacks }
+      ? { applied: true, stepSeq: row.step_seq, status: row.status, callbackEventIds: row.callbacks, ...(minted ? { newRequestId: minted } : {}) }
       : { applied: false, stepSeq: -1, status: null, callbackEventIds: [] };
   }
 
-  /** Stores a card received for `orderId` and applies what it means for the order (see storeCardSql). */
-  async storeCard(orderId: string, card: StoredCard, mismatch: string | null, attempt: { state: AttemptState; partnerStatus: string }, actor: string): Promise<CardStoreResult> {
+  /**
+   * Stores a card received for `orderId` and applies what it means for the order (see storeCardSql). Null
+   * when the order is not in the hot tables (archived meanwhile: the caller restores it and stores again).
+   */
+  async storeCard(orderId: string, card: StoredCard, mismatch: string | null, attempt: { state: AttemptState; partnerStatus?: string | null }, actor: string): Promise<CardStoreResult | null> {
     const params: unknown[] = [
       orderId, card.id, card.requestId, card.partnerCardId, card.keyId, card.codeEnc, card.pinEnc,
       card.expireAt, card.amount, card.giftCardCode, card.pdfEnc, mismatch, actor,
     ];
-    const { sets } = noteSets({ state: attempt.state, partnerStatus: attempt.partnerStatus, error: null, notFoundSince: 'clear' }, params);
+    // A card under another request ID than the one asked leaves ours open: only its state is kept.
+    const note: AttemptNote = attempt.state === 'succeeded' ? { state: 'succeeded', partnerStatus: attempt.partnerStatus ?? 'issued', error: null, notFoundSince: 'clear' } : { state: attempt.state };
+    const { sets } = noteSets(note, params);
     const { rows } = await this.pool.query<{ role: CardRole; status: OrderStatus; callbacks: string[] }>(
       prepared(storeCardSql(sets), params),
     );
     const row = rows[0];
-    if (!row) throw new Error(`order ${orderId} not found while storing a card`);
-    return { role: row.role, status: row.status, callbackEventIds: row.callbacks };
+    return row ? { role: row.role, status: row.status, callbackEventIds: row.callbacks } : null;
   }
 }

@@ -83,6 +83,8 @@ export class OrdersService {
             lastSentAt: null,
             unknownSince: null,
             notFoundSince: null,
+            declaredDeadAt: null,
+            declaredDeadBy: null,
             createdAt: order.createdAt,
             updatedAt: order.createdAt,
           },

@@ -4,7 +4,7 @@ import { PinoLogger } from 'nestjs-pino';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { runInJobContext } from '@cardpull/logger';
 import { contextFrom, withSpan } from '@cardpull/platform';
-import { AfterCommit, BACKGROUND_PRIORITY, isBackgroundStep } from '@cardpull/orders';
+import { AfterCommit, BACKGROUND_PRIORITY, ORDER_STEP_NAMES, isBackgroundStep } from '@cardpull/orders';
 import { ORDERS_QUEUE, type OrderJobData } from '@cardpull/queue';
 import { StepRunner } from '../steps/step-runner';
 import { QueueProcessor } from './queue-processor';
@@ -26,7 +26,7 @@ export class OrderStepsProcessor extends QueueProcessor<typeof ORDERS_QUEUE> {
     private readonly afterCommit: AfterCommit,
     private readonly pino: PinoLogger,
   ) {
-    super(ORDERS_QUEUE, ['sync_call', 'async_create', 'async_poll', 'resume_check'], config);
+    super(ORDERS_QUEUE, ORDER_STEP_NAMES, config);
   }
 
   protected readonly jobNoun = 'order step';

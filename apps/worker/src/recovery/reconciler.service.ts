@@ -2,10 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import type { PullMode } from '@cardpull/db';
 import { AfterCommit, StepsRepository, leaseMs } from '@cardpull/orders';
-import { CALL_GATE, PartnerClient, isHeldBack, type CallGate } from '@cardpull/partner-client';
-import { conditionToCheck, decide, type DecisionInput } from '../steps/decision';
+import { CALL_GATE, isHeldBack, type CallGate } from '@cardpull/partner-client';
 import { DecisionApplier } from '../steps/decision-applier.service';
-import { PartnerConditions } from '../steps/partner-conditions';
+import { PartnerAsk } from '../steps/partner-ask.service';
 import { PeriodicTask } from './periodic-task';
 
 const PAGE = 200;
@@ -13,11 +12,11 @@ const PAGE = 200;
 export interface ReconcileReport {
   /** Attempts asked about (a POST with the same request ID for sync, a GET of the pull request for async). */
   checked: number;
-  /** Of those, the ones whose order or attempt the answer moved (a card stored, polling resumed, an ID proven dead). */
+  /** Of those, the ones whose order or attempt the answer moved (a card stored, polling resumed, the partner's `error`). */
   resolved: number;
   /** Asked, but nothing the partner said settled them: asked again next pass. */
   unchanged: number;
-  /** Not asked: leased by a worker, or the order has a step again. */
+  /** Not asked: held back by the partner limits, or leased by someone asking it right now. */
   skipped: number;
   /** The check failed (its error is logged); the pass went on with the others. */
   errors: number;
@@ -26,12 +25,13 @@ export interface ReconcileReport {
 const emptyReport = (): ReconcileReport => ({ checked: 0, resolved: 0, unchanged: 0, skipped: 0, errors: 0 });
 
 /**
- * Periodic re-check (RECONCILE_INTERVAL_MS) of the request IDs that no step drives any more: those of
- * orders in needs_attention, and of orders failed (an operator's "mark failed") or completed while one of
- * their IDs may still yield a card, plus IDs declared dead by inference (see reconcileCandidates). What an
- * answer means is decided by the same table as the steps (decide, with `reconciling`): a card is always
- * stored (completed_after_failed, or a surplus); a needs_attention order moves on when the answer allows.
- * Each pass pages through every such attempt with a cursor, each in its own error boundary.
+ * Periodic re-check (RECONCILE_INTERVAL_MS) of the request IDs that no step asks about any more
+ * (StepsRepository.reconcileCandidates): async IDs an operator declared dead, read for a card for
+ * RECONCILE_DEAD_RECHECK_MS (a GET cannot issue one), and, as a safety net, open IDs of orders without a
+ * step. Asking, deciding and applying is PartnerAsk's, the same as a step's (decide, with `reconciling`): a
+ * card is always stored (completed_after_failed, or a surplus); an order without a step moves on when the
+ * answer allows. A sync ID is only ever re-sent under the order's lease (one sender per ID), and never once
+ * declared dead. Each pass pages through every such attempt with a cursor, each in its own error boundary.
  */
 @Injectable()
 export class Reconciler extends PeriodicTask<ReconcileReport> {
@@ -40,9 +40,8 @@ export class Reconciler extends PeriodicTask<ReconcileReport> {
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly steps: StepsRepository,
+    private readonly asker: PartnerAsk,
     private readonly applier: DecisionApplier,
-    private readonly conditions: PartnerConditions,
-    private readonly partner: PartnerClient,
     private readonly afterCommit: AfterCommit,
     @Inject(CALL_GATE) private readonly gate: CallGate,
   ) {
@@ -82,11 +81,11 @@ export class Reconciler extends PeriodicTask<ReconcileReport> {
 
   private async check(orderId: string, requestId: string, attemptKind: PullMode): Promise<'resolved' | 'unchanged' | 'skipped'> {
     const owner = this.applier.actor;
-    // The permit comes before the lease, which records the check as a call sent (see StepRunner.run). A
-    // sync ID is asked by sending it again: a creation; an async one by a poll, which never waits here.
+    // The permit comes before the lease, which records a re-send as a call sent (see StepRunner.run). A sync
+    // ID is asked by sending it again: a creation; an async one by a poll, which never waits here.
     const permit = await this.gate.acquire(attemptKind === 'sync' ? 'create' : 'poll', { maxWaitMs: 0, urgent: true });
     if (isHeldBack(permit)) return 'skipped';
-    const current = await this.steps.leaseForReconcile(orderId, requestId, owner, leaseMs(this.config)).catch((error: unknown) => {
+    const current = await (attemptKind === 'sync' ? this.steps.leaseForReconcile(orderId, requestId, owner, leaseMs(this.config)) : this.steps.attemptOf(orderId, requestId)).catch((error: unknown) => {
       permit.done({ sent: false });
       throw error;
     });
@@ -96,23 +95,13 @@ export class Reconciler extends PeriodicTask<ReconcileReport> {
     }
     const { order, attempt, clock } = current;
     try {
-      const sent = attempt.kind === 'sync' ? 'sync_call' : 'async_poll';
-      // A sync ID can only be asked by sending it again (the partner answers its first call's result).
-      const answer =
-        sent === 'sync_call'
-          ? await this.partner.createCard(attempt.requestId, order.giftCardCode, order.amount, permit)
-          : await this.partner.getPullRequest(attempt.requestId, permit);
-      const input: DecisionInput = { order, attempt, sent, answer, now: clock.now(), timings: this.config, reconciling: true };
-      const check = conditionToCheck(input);
-      if (check) input.conditionCleared = (await this.conditions.check(check, order, 0)) === 'cleared';
-      const decision = decide({ ...input, now: clock.now() });
-      const result = await this.applier.apply(order, attempt, decision, owner);
+      const { result, decision } = await this.asker.ask(order, attempt, attemptKind === 'sync' ? 'sync_call' : 'async_poll', clock, permit, { reconciling: true, actor: owner });
       await this.afterCommit.run({ callbacks: result.callbacks, next: result.kind === 'next' ? result : null });
       const moved = decision.kind !== 'stay' || decision.note?.state !== undefined;
       return moved ? 'resolved' : 'unchanged';
     } finally {
-      // Harmless when the transition already cleared it.
-      await this.steps.releaseLease(order.id, owner);
+      // Harmless when the transition already cleared it, or when none was taken (a read).
+      if (attemptKind === 'sync') await this.steps.releaseLease(order.id, owner);
     }
   }
 }

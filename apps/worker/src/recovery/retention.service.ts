@@ -52,7 +52,7 @@ export class Retention extends PeriodicTask<RetentionReport> {
         await new Promise((r) => setTimeout(r, PAUSE_MS));
       }
     };
-    if (days > 0) await drain(() => this.repo.archiveBatch(days, batch), 'archived');
+    if (days > 0) await drain(() => this.repo.archiveBatch(days, batch, this.config.RECONCILE_DEAD_RECHECK_MS), 'archived');
     if (secretsDays > 0) await drain(() => this.repo.destroySecretsBatch(secretsDays, batch), 'secretsDestroyed');
     if (report.archived || report.secretsDestroyed) {
       this.log.log(report, `retention: ${report.archived} orders archived, card secrets of ${report.secretsDestroyed} archived orders destroyed`);

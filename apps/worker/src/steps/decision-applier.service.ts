@@ -5,7 +5,7 @@ import { withSpan } from '@cardpull/platform';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import type { OrderStep } from '@cardpull/db';
 import { Vault, sealCardField } from '@cardpull/vault';
-import { type CardRole, newRequestId, PartnerCircuit, StepsRepository, TransitionsRepository } from '@cardpull/orders';
+import { type CardRole, PartnerCircuit, RetentionRepository, StepsRepository, TransitionsRepository } from '@cardpull/orders';
 import type { Decision } from './decision';
 import type { AttemptRow, OrderRow } from '@cardpull/orders';
 
@@ -38,6 +38,7 @@ export class DecisionApplier {
     private readonly steps: StepsRepository,
     private readonly vault: Vault,
     private readonly circuit: PartnerCircuit,
+    private readonly retention: RetentionRepository,
     @Optional() private readonly metrics?: OrderMetrics,
   ) {}
 
@@ -55,7 +56,6 @@ export class DecisionApplier {
   }
 
   private async transition(order: OrderRow, attempt: AttemptRow, d: Extract<Decision, { kind: 'transition' }>, actor: string): Promise<StepResult> {
-    const requestId = d.newAttempt ? newRequestId() : undefined;
     const result = await this.transitions.transition({
       orderId: order.id,
       stepSeq: order.stepSeq,
@@ -65,10 +65,8 @@ export class DecisionApplier {
       error: d.error,
       ...(d.waitDeadline ? { waitDeadline: { startMs: this.config.AWAIT_DEADLINE_MS } } : {}),
       ...(d.attempt ? { attempt: { requestId: attempt.requestId, ...d.attempt } } : {}),
-      ...(requestId ? { newAttempt: { requestId, kind: order.mode } } : {}),
-      ...(d.event
-        ? { event: { type: d.event.type, requestId: requestId ?? attempt.requestId, detail: { rule: d.rule, ...d.event.detail, ...(requestId ? { previous_request_id: attempt.requestId } : {}) } } }
-        : {}),
+      ...(d.newAttempt ? { newAttempt: { kind: order.mode, replaces: attempt.requestId } } : {}),
+      ...(d.event ? { event: { type: d.event.type, detail: { rule: d.rule, ...d.event.detail } } } : {}),
     });
     if (!result.applied) return { kind: 'done', reason: 'the order moved on meanwhile' };
     if (d.status === 'needs_attention') {
@@ -90,7 +88,7 @@ export class DecisionApplier {
     // The PDF link opens the card: sealed like code and PIN (never stored in clear).
     const pdf = card.pdf_url ? sealCardField(this.vault, sealing, 'pdf', card.pdf_url) : null;
     const expireAt = card.expire_at ? new Date(card.expire_at) : null;
-    const stored = await withSpan('store card', { 'cardpull.order_id': order.id, 'cardpull.request_id': attempt.requestId, 'cardpull.partner_card_id': card.id }, () => this.transitions.storeCard(
+    const store = () => this.transitions.storeCard(
       order.id,
       {
         id,
@@ -105,9 +103,20 @@ export class DecisionApplier {
         pdfEnc: pdf?.blob ?? null,
       },
       d.mismatch,
-      { state: 'succeeded', partnerStatus: d.attempt.partnerStatus ?? 'issued' },
+      { state: d.attempt.state, partnerStatus: d.attempt.partnerStatus ?? 'issued' },
       actor,
-    ));
+    );
+    const stored = await withSpan('store card', { 'cardpull.order_id': order.id, 'cardpull.request_id': attempt.requestId, 'cardpull.partner_card_id': card.id }, async () => {
+      const first = await store();
+      if (first) return first;
+      // The order was archived after this call was made: bring it back with its card (never dropped).
+      if (await this.retention.restore(order.id, actor)) {
+        this.log.warn({ orderId: order.id, requestId: attempt.requestId, partnerCardId: card.id }, 'a card arrived for an archived order: the order is restored from the archive with it');
+      }
+      const again = await store();
+      if (!again) throw new Error(`order ${order.id} is neither live nor archived: card ${card.id} of request ID ${attempt.requestId} could not be stored (the job retries)`);
+      return again;
+    });
     const fields = { orderId: order.id, requestId: attempt.requestId, partnerCardId: card.id, orderStatus: stored.status };
     if (stored.role === 'order' && stored.status === 'completed') this.metrics?.timeToCard.observe({ mode: order.mode }, (Date.now() - order.createdAt.getTime()) / 1000);
     if (stored.role === 'surplus') {

@@ -18,9 +18,8 @@ export class PartnerConditions {
   ) {}
 
   /**
-   * `maxAgeMs`: how old a shared read may be. The waiting checks accept half the re-check interval (2 s at
-   * most); a read that proves a request ID dead (decide: stored_answer) must be taken after the answer it
-   * judges: 0.
+   * `maxAgeMs`: how old a shared read may be: half the re-check interval, 2 s at most. A read only tells an
+   * order whose request ID the partner's own word killed when to try a new one; it never judges an ID.
    */
   async check(what: 'funds' | 'stock', order: Pick<OrderRow, 'giftCardCode' | 'amount'>, maxAgeMs = this.waitCheckMaxAgeMs): Promise<Condition> {
     const cleared = what === 'funds' ? await this.funds(order, maxAgeMs) : await this.stock(order, maxAgeMs);

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { CALL_GATE, PartnerClient, isHeldBack, type CallGate, type CallKind, type CallPermit } from '@cardpull/partner-client';
+import { CALL_GATE, isHeldBack, type CallGate, type CallKind, type CallPermit } from '@cardpull/partner-client';
 import type { OrderJobData } from '@cardpull/queue';
-import { conditionToCheck, decide, decideResume, type Answer, type DecisionInput, type Sent } from './decision';
+import { decideResume } from './decision';
 import { DecisionApplier, type StepResult } from './decision-applier.service';
 import type { AttemptRow, DbClock, OrderRow } from '@cardpull/orders';
 import { PartnerConditions } from './partner-conditions';
-import { leaseMs, StepsRepository, type TakenStep } from '@cardpull/orders';
+import { PartnerAsk } from './partner-ask.service';
+import { isSendStep, leaseMs, StepsRepository, type TakenStep } from '@cardpull/orders';
 
 /**
  * How long a step waits in the worker for a permit of the fleet's partner limits before its job is put
@@ -22,14 +23,14 @@ const URGENT_SHARE_OF_WINDOW = 0.75;
  * which step runs, and with which request ID, is read from the order's row in Postgres (STYLE habit 1), so
  * a wrong or edited job can never send an async order's request ID to POST /cards. Any step may run twice
  * or concurrently (invariant 5): the lease keeps two workers from sending one request ID at once, and every
- * write is guarded by the order's step. What a partner answer means is decided by `decide` alone.
+ * write is guarded by the order's step. Asking the partner, deciding and applying is PartnerAsk's.
  */
 @Injectable()
 export class StepRunner {
   constructor(
     private readonly steps: StepsRepository,
     private readonly applier: DecisionApplier,
-    private readonly partner: PartnerClient,
+    private readonly asker: PartnerAsk,
     private readonly conditions: PartnerConditions,
     @Inject(CALL_GATE) private readonly gate: CallGate,
   ) {}
@@ -49,8 +50,7 @@ export class StepRunner {
     // A pull call's permit is taken before the order is leased (which records the call as sent): a call
     // the fleet's limits hold back is never sent, so it never counts as an unknown outcome. Which limits
     // it is charged to follows the job's name; what is sent still follows the order's row.
-    const creation = name === 'sync_call' || name === 'async_create';
-    const permit = creation ? await this.gate.acquire('create', { maxWaitMs: PERMIT_WAIT_MS, ...(priority ? { rank: priority } : {}) }) : undefined;
+    const permit = isSendStep(name) ? await this.gate.acquire('create', { maxWaitMs: PERMIT_WAIT_MS, ...(priority ? { rank: priority } : {}) }) : undefined;
     if (permit && isHeldBack(permit)) return { kind: 'delay', delayMs: permit.waitMs, reason: `held back by the partner limits (${permit.reason})` };
     // The wait for a database connection comes between the permit and the lease: a pause the partner asked
     // for meanwhile (another worker's 429) still holds this call back.
@@ -83,7 +83,8 @@ export class StepRunner {
   /** POST /cards or POST /pull_requests with the attempt's request ID (committed before: invariant 1). */
   private async call(taken: TakenStep, given?: CallPermit): Promise<StepResult> {
     const { order, attempt, previousState, clock } = taken;
-    const sent = order.nextStep as 'sync_call' | 'async_create';
+    const sent = order.nextStep;
+    if (!isSendStep(sent)) throw new Error(`order ${order.id}: leased at step ${sent}, which sends nothing`);
     if ((sent === 'sync_call') !== (order.mode === 'sync') || attempt.kind !== order.mode) {
       throw new Error(`order ${order.id}: step ${sent} does not fit a ${order.mode} order with a ${attempt.kind} attempt`);
     }
@@ -93,14 +94,10 @@ export class StepRunner {
     if (previousState === 'sent') {
       permit.done({ sent: false });
       // The call was made by a worker that stopped before recording its answer: an unknown outcome.
-      const recorded = await this.decideAndApply(order, before, sent, { kind: 'interrupted', sentAt: attempt.lastSentAt ?? new Date(clock.now()) }, clock);
-      return sent === 'async_create' ? this.pollInterruptedCreation(order.id, recorded) : recorded;
+      const { result } = await this.asker.settle(order, before, sent, { kind: 'interrupted', sentAt: attempt.lastSentAt ?? new Date(clock.now()) }, clock.now());
+      return sent === 'async_create' ? this.pollInterruptedCreation(order.id, result) : result;
     }
-    const answer =
-      sent === 'sync_call'
-        ? await this.partner.createCard(attempt.requestId, order.giftCardCode, order.amount, permit)
-        : await this.partner.createPullRequest(attempt.requestId, order.giftCardCode, order.amount, permit);
-    return this.decideAndApply(order, before, sent, answer, clock);
+    return (await this.asker.ask(order, before, sent, clock, permit)).result;
   }
 
   /** A permit without waiting on creations' queue (the lease is already taken: the call must go now). */
@@ -120,17 +117,7 @@ export class StepRunner {
     const urgent = attempt.unknownSince != null && clock.now() - attempt.unknownSince.getTime() > window * URGENT_SHARE_OF_WINDOW;
     const permit = await this.gate.acquire('poll', { maxWaitMs: PERMIT_WAIT_MS, urgent, ...(order.nextStepAt ? { heldSince: order.nextStepAt.getTime() } : {}) });
     if (isHeldBack(permit)) return { kind: 'delay', delayMs: permit.waitMs, reason: `poll held back by the partner limits (${permit.reason})` };
-    const sentAt = clock.now();
-    const answer = await this.partner.getPullRequest(attempt.requestId, permit);
-    return this.decideAndApply(order, attempt, 'async_poll', answer, clock, sentAt);
-  }
-
-  private async decideAndApply(order: OrderRow, attempt: AttemptRow, sent: Sent, answer: Answer, clock: DbClock, sentAt?: number): Promise<StepResult> {
-    const input: DecisionInput = { order, attempt, sent, answer, now: sentAt ?? clock.now(), timings: this.config };
-    const check = conditionToCheck(input);
-    // The same business error twice on a live sync ID: the partner's own read, taken after that answer, decides.
-    if (check) input.conditionCleared = (await this.conditions.check(check, order, 0)) === 'cleared';
-    return this.applier.apply(order, attempt, decide({ ...input, now: sentAt ?? clock.now() }));
+    return (await this.asker.ask(order, attempt, 'async_poll', clock, permit)).result;
   }
 
   /**

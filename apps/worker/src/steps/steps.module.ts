@@ -2,13 +2,14 @@ import { Module } from '@nestjs/common';
 import { OrdersCoreModule } from '@cardpull/orders';
 import { MetricsModule } from '@cardpull/ops';
 import { DecisionApplier } from './decision-applier.service';
+import { PartnerAsk } from './partner-ask.service';
 import { PartnerConditions } from './partner-conditions';
 import { StepRunner } from './step-runner';
 
-/** One step of an order: lease it, call the partner, decide (decision/), apply the transition. */
+/** One step of an order: lease it, ask the partner, decide (decision/), apply the transition (PartnerAsk). */
 @Module({
   imports: [OrdersCoreModule, MetricsModule],
-  providers: [DecisionApplier, PartnerConditions, StepRunner],
-  exports: [DecisionApplier, PartnerConditions, StepRunner],
+  providers: [DecisionApplier, PartnerAsk, PartnerConditions, StepRunner],
+  exports: [DecisionApplier, PartnerAsk, PartnerConditions, StepRunner],
 })
 export class StepsModule {}

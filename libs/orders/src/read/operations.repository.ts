@@ -27,9 +27,9 @@ export class OperationsRepository {
   async needsAttention(limit: number): Promise<AttentionRow[]> {
     const { rows } = await this.pool.query<AttentionRow>(
       `SELECT ${SUMMARY_COLUMNS}, o.error_code AS "errorCode", o.error_message AS reason, a.request_id AS "requestId", a.call_count AS calls,
-              a.error_code AS "lastErrorCode", a.error_message AS "lastErrorMessage", a.unknown_since AS "unknownSince"
+              a.error_code AS "lastErrorCode", a.error_message AS "lastErrorMessage", a.unknown_since AS "unknownSince", a.state::text AS "attemptState"
        FROM orders o
-       LEFT JOIN LATERAL (SELECT request_id, call_count, error_code, error_message, unknown_since FROM attempts WHERE order_id = o.id ORDER BY seq DESC LIMIT 1) a ON true
+       LEFT JOIN LATERAL (SELECT request_id, call_count, error_code, error_message, unknown_since, state FROM attempts WHERE order_id = o.id ORDER BY seq DESC LIMIT 1) a ON true
        WHERE o.status = 'needs_attention' ORDER BY o.id LIMIT $1`,
       [limit],
     );

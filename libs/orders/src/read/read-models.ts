@@ -13,8 +13,10 @@ export interface OrderSummary {
 }
 
 export interface AttentionRow extends OrderSummary {
-  /** The order's error code: unknown_outcome, card_mismatch, ... */
+  /** The order's error code: outcome_unknown, card_mismatch, declared_dead, ... */
   errorCode: string | null;
+  /** The state of its latest request ID: open (created, sent, unknown), succeeded or failed_definitive. */
+  attemptState: string | null;
   /** The reason the worker gave (the order's error), e.g. no definitive answer for a request ID since ... */
   reason: string | null;
   requestId: string | null;

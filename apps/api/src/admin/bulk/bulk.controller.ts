@@ -58,10 +58,12 @@ export class BulkController {
     if (parsed.errors.length) throw new ApiError(400, 'invalid_filter', parsed.errors.map((e) => `${e.field}: ${e.message}`).join('; '));
     if (isEmptyFilter({ ...parsed.filter, statuses: [] })) throw new ApiError(400, 'empty_filter', 'An empty filter would act on every order in needs attention: filter by something first');
     const reason = field(body, 'reason').trim().slice(0, MAX_REASON);
-    if (action === 'mark_failed' && !reason) throw new ApiError(400, 'reason_required', 'A reason is required to mark orders failed');
+    if ((action === 'mark_failed' || action === 'declare_dead') && !reason) {
+      throw new ApiError(400, 'reason_required', `A reason is required to ${action === 'mark_failed' ? 'mark orders failed' : "declare their request IDs dead (the partner's word)"}`);
+    }
     const orderIds = await this.bulk.eligible(bulkTarget(parsed.filter), BULK_MAX_ORDERS);
     const id = await this.bulk.create({ action: action as BulkActionKind, filter: filterQuery(parsed.filter), reason: reason || '(no reason given)', createdBy: session.user, orderIds });
-    this.sessions.setFlash(req, reply, { kind: 'ok', message: `Bulk ${action.replace('_', ' ')} of ${orderIds.length} orders started` });
+    this.sessions.setFlash(req, reply, { kind: 'ok', message: `Bulk ${action.replaceAll('_', ' ')} of ${orderIds.length} orders started` });
     return reply.redirect(`/admin/bulk/${id}`, 303);
   }
 

@@ -94,13 +94,19 @@ export class OperationsController {
     return this.act(req, reply, session, id, body, 'mark-failed');
   }
 
+  /** Declare the order's open request ID dead (invariant 2: the operator's word, after asking the partner); the reason is required. */
+  @Post('orders/:id/declare-dead')
+  declareDead(@Req() req: AdminRequest, @Res() reply: FastifyReply, @Session() session: AdminSession, @Param('id') id: string, @Body() body: unknown) {
+    return this.act(req, reply, session, id, body, 'declare-dead');
+  }
+
   /** Dispute: the order's card secrets outlive RETENTION_SECRETS_DAYS; the reason is required. */
   @Post('orders/:id/dispute')
   dispute(@Req() req: AdminRequest, @Res() reply: FastifyReply, @Session() session: AdminSession, @Param('id') id: string, @Body() body: unknown) {
     return this.act(req, reply, session, id, body, 'dispute');
   }
 
-  private async act(req: AdminRequest, reply: FastifyReply, session: AdminSession, id: string, body: unknown, action: 'redrive' | 'mark-failed' | 'dispute') {
+  private async act(req: AdminRequest, reply: FastifyReply, session: AdminSession, id: string, body: unknown, action: 'redrive' | 'mark-failed' | 'declare-dead' | 'dispute') {
     if (!session.canAct) throw new ApiError(403, 'read_only', 'Read-only: this user may look but not act');
     if (!this.sessions.csrfValid(session, field(body, 'csrf'))) {
       throw new ApiError(403, 'csrf_token_invalid', 'Missing or wrong CSRF token: reload the page and try again');
@@ -113,6 +119,7 @@ export class OperationsController {
     };
     if (!isUuid(id)) return done('error', `No order ${id}`);
     if (action === 'mark-failed' && !reason) return done('error', `Order ${id} was not changed: a reason is required to mark it failed`);
+    if (action === 'declare-dead' && !reason) return done('error', `Order ${id} was not changed: a reason is required to declare its request ID dead (what the partner said)`);
     if (action === 'dispute' && !reason) return done('error', `Order ${id} was not changed: a reason is required to mark it disputed`);
     try {
       if (action === 'dispute') {
@@ -120,13 +127,17 @@ export class OperationsController {
         return done('ok', `Order ${id} marked disputed: its card secrets are kept past the retention`);
       }
       if (action === 'redrive') {
-        await this.actions.redrive(id, session.user, reason || '(no reason given)');
-        return done('ok', `Order ${id} re-driven with the same request ID`);
+        const r = await this.actions.redrive(id, session.user, reason || '(no reason given)');
+        return done('ok', r.newRequestId ? `Order ${id} re-driven with a new request ID ${r.newRequestId}` : `Order ${id} re-driven with the same request ID`);
+      }
+      if (action === 'declare-dead') {
+        await this.actions.declareDead(id, session.user, reason);
+        return done('ok', `Order ${id}: its request ID is declared dead and no longer sent; re-drive to pull with a new one, or mark it failed`);
       }
       await this.actions.markFailed(id, session.user, reason);
       return done('ok', `Order ${id} marked failed`);
     } catch (error) {
-      // 404 no such order, 409 not needs_attention any more or changed meanwhile: tell the operator.
+      // 404 no such order, 409 not needs_attention any more, being asked right now, or changed meanwhile: tell the operator.
       if (error instanceof ApiError) return done('error', error.message);
       throw error;
     }

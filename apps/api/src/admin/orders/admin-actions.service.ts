@@ -9,6 +9,8 @@ export interface AdminActionResult {
   callbacks: string[];
   /** The step enqueued, when the action scheduled one. */
   next?: { stepSeq: number; step: 'sync_call' | 'async_create' | 'async_poll'; delayMs: number };
+  /** A re-drive after the request ID was declared dead: the new request ID. */
+  newRequestId?: string;
 }
 
 /**
@@ -31,18 +33,23 @@ export class AdminActions {
     if (!(await this.retention.markDisputed(orderId, `admin:${user}`, reason))) throw new ApiError(404, 'order_not_found', `No order ${orderId}`);
   }
 
-  /** Re-drive with the same request ID (OperatorActions.redrive). */
+  /** Re-drive: the same request ID while it is open, a new one once it is dead (OperatorActions.redrive). */
   async redrive(orderId: string, user: string, reason: string): Promise<AdminActionResult> {
     return this.result(orderId, await this.actions.redrive(orderId, { actor: `admin:${user}`, who: user, reason }));
   }
 
-  /** Ends the order as failed with the operator's reason (OperatorActions.markFailed). */
+  /** The operator's word that the order's open request ID is dead (OperatorActions.declareDead). */
+  async declareDead(orderId: string, user: string, reason: string): Promise<AdminActionResult> {
+    return this.result(orderId, await this.actions.declareDead(orderId, { actor: `admin:${user}`, who: user, reason }));
+  }
+
+  /** Ends the order as failed with the operator's reason, declaring an open request ID dead (OperatorActions.markFailed). */
   async markFailed(orderId: string, user: string, reason: string): Promise<AdminActionResult> {
     return this.result(orderId, await this.actions.markFailed(orderId, { actor: `admin:${user}`, who: user, reason }));
   }
 
   private result(orderId: string, r: ActionDone | ActionRefusal): AdminActionResult {
     if (!r.ok) throw new ApiError(r.status, r.code, r.message);
-    return { orderId, status: r.status, callbacks: r.callbacks, ...(r.next ? { next: r.next } : {}) };
+    return { orderId, status: r.status, callbacks: r.callbacks, ...(r.next ? { next: r.next } : {}), ...(r.newRequestId ? { newRequestId: r.newRequestId } : {}) };
   }
 }

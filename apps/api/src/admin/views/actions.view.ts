@@ -2,20 +2,24 @@ import type { AdminSession } from '../auth/admin-sessions.service';
 import { type Html, html } from './html';
 
 /**
- * Re-drive and mark-failed for a needs_attention order: one form, two buttons. The reason is required to
- * mark an order failed (the browser checks it, the server enforces it); re-drive skips that check
- * (formnovalidate) and records the reason when one is given. Viewers get no form at all.
+ * The operator's actions on a needs_attention order: one form, three buttons. Declare dead and mark failed
+ * need a reason (the browser checks it, the server enforces it): what the partner said of the request ID
+ * (its ticket). Re-drive skips that check (formnovalidate) and records the reason when one is given; it asks
+ * the same request ID again, or pulls with a new one once the old one was declared dead (`deadId`). Viewers
+ * get no form at all.
  */
-export function attentionActions(orderId: string, session: AdminSession, back: string, opts: { redrive?: boolean } = {}): Html {
+export function attentionActions(orderId: string, session: AdminSession, back: string, opts: { redrive?: boolean; openId?: string | null; deadId?: boolean } = {}): Html {
   if (!session.canAct) return html``;
   const redrive = opts.redrive ?? true;
   const base = `/admin/orders/${encodeURIComponent(orderId)}`;
+  const redriveTitle = opts.deadId ? 'Pull with a NEW request ID (the old one was declared dead)' : 'Ask the partner again with the same request ID';
   return html`<form class="action" method="post" action="${base}/mark-failed" data-order="${orderId}">
   <input type="hidden" name="csrf" value="${session.csrfToken}">
   <input type="hidden" name="back" value="${back}">
-  <input type="text" name="reason" maxlength="500" placeholder="Reason" aria-label="Reason" required>
-  ${redrive ? html`<button class="primary" type="submit" formaction="${base}/redrive" formnovalidate title="Call the partner again with the same request ID">Re-drive</button>` : ''}
-  <button class="danger" type="submit" title="End the order as failed with this reason">Mark failed</button>
+  <input type="text" name="reason" maxlength="500" placeholder="Reason (the partner's word, e.g. its ticket)" aria-label="Reason" required>
+  ${redrive ? html`<button class="primary" type="submit" formaction="${base}/redrive" formnovalidate title="${redriveTitle}">Re-drive</button>` : ''}
+  ${opts.openId ? html`<button type="submit" formaction="${base}/declare-dead" title="The partner says request ID ${opts.openId} will never yield a card: stop asking it (an async one is still read for a card); a re-drive then pulls with a new ID">Declare dead</button>` : ''}
+  <button class="danger" type="submit" title="End the order as failed with this reason${opts.openId ? ' (declares its open request ID dead)' : ''}">Mark failed</button>
 </form>`;
 }
 

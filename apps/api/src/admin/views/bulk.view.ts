@@ -4,7 +4,13 @@ import { badge, money, orderLink, time } from './format';
 import { type Html, html } from './html';
 import { page, type PageContext } from './layout';
 
-const LABEL: Record<string, string> = { redrive: 'Re-drive (same request IDs)', mark_failed: 'Mark failed' };
+const LABEL: Record<string, string> = {
+  redrive: 'Re-drive (same request ID while open, a new one once declared dead)',
+  declare_dead: "Declare request IDs dead (the partner's word)",
+  mark_failed: 'Mark failed (declares open request IDs dead)',
+};
+/** Actions that need a reason: the partner's word about the request IDs. */
+const NEEDS_REASON = new Set(['mark_failed', 'declare_dead']);
 
 /**
  * The dry run of a bulk action: which needs_attention orders the filter selects (how many, and the first
@@ -30,8 +36,8 @@ ${m.refused
     <input type="hidden" name="csrf" value="${ctx.session.csrfToken}">
     <input type="hidden" name="action" value="${m.action}">
     <input type="hidden" name="filter" value="${m.query}">
-    <input type="text" name="reason" maxlength="500" placeholder="Reason (on every order's audit entry)" aria-label="Reason"${m.action === 'mark_failed' ? ' required' : ''}>
-    <button class="${m.action === 'mark_failed' ? 'danger' : 'primary'}" type="submit">${LABEL[m.action] ?? m.action}: ${n} order${n === 1 ? '' : 's'}</button>
+    <input type="text" name="reason" maxlength="500" placeholder="Reason (on every order's audit entry)" aria-label="Reason"${NEEDS_REASON.has(m.action) ? ' required' : ''}>
+    <button class="${NEEDS_REASON.has(m.action) ? 'danger' : 'primary'}" type="submit">${LABEL[m.action] ?? m.action}: ${n} order${n === 1 ? '' : 's'}</button>
   </form>`
     : n
       ? html`<p class="muted small">Read-only: an admin can run it.</p>`
@@ -48,7 +54,7 @@ export function bulkProgressView(b: BulkActionRow, ctx: PageContext): Html {
     { ...ctx, ...(done ? {} : { refreshS: 2 }) },
     html`<section class="card" id="bulk" aria-label="Bulk action" data-state="${b.state}"><h2>${LABEL[b.action] ?? b.action} ${badge(done ? 'completed' : 'in_progress')}</h2>
   <p>Started by <b>${b.createdBy}</b> ${time(b.createdAt)}; reason: ${b.reason || html`<span class="muted">(none)</span>`}; filter <a class="mono" href="/admin/orders?${b.filter}">${b.filter}</a>.</p>
-  <p><progress max="${b.total}" value="${b.position}"></progress> <b data-position="${b.position}">${b.position}</b> of <b>${b.total}</b>: <b>${b.applied}</b> done, <b>${b.skipped}</b> skipped (no longer in needs attention)${done && b.finishedAt ? html`, finished ${time(b.finishedAt)}` : ''}.</p>
+  <p><progress max="${b.total}" value="${b.position}"></progress> <b data-position="${b.position}">${b.position}</b> of <b>${b.total}</b>: <b>${b.applied}</b> done, <b>${b.skipped}</b> skipped (no longer in needs attention, nothing to declare, or still being asked at the partner)${done && b.finishedAt ? html`, finished ${time(b.finishedAt)}` : ''}.</p>
 </section>`,
   );
 }

@@ -31,7 +31,7 @@ function attention(model: OperationsModel, session: AdminSession): Html {
       <td class="nowrap">${ago(o.updatedAt)}</td>
       <td class="small" title="${o.reason ?? ''}">${o.lastErrorCode ? html`<b>${o.lastErrorCode}</b> ${o.lastErrorMessage ?? ''}` : (o.reason ?? dash)}
         ${o.requestId ? html`<div class="muted"><span class="mono">${o.requestId}</span> · ${o.calls ?? 0} calls${o.unknownSince ? html` · unknown since ${time(o.unknownSince)}` : ''}</div>` : ''}</td>
-      ${session.canAct ? html`<td>${attentionActions(o.id, session, '/admin', { redrive: o.errorCode !== 'card_mismatch' })}</td>` : ''}
+      ${session.canAct ? html`<td>${attentionActions(o.id, session, '/admin', { redrive: o.attemptState !== 'succeeded', openId: isOpenState(o.attemptState) ? o.requestId : null, deadId: o.attemptState === 'failed_definitive' })}</td>` : ''}
     </tr>`,
     )}</tbody>
   </table>`}
@@ -188,3 +188,5 @@ export function searchView(query: string, hits: SearchHit[], ctx: PageContext): 
 </section>`,
   );
 }
+
+const isOpenState = (state: string | null): boolean => state === 'created' || state === 'sent' || state === 'unknown';

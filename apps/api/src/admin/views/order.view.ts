@@ -109,13 +109,7 @@ export function orderView(m: OrderPageModel, ctx: PageContext & { session: Admin
     `Order ${o.id}`,
     ctx,
     html`<h1>Order <span class="mono">${o.id}</span> ${badge(o.status)}</h1>
-${o.status === 'needs_attention'
-  ? html`<section class="card" aria-label="Needs attention"><h2>Needs attention</h2><p>${o.errorMessage ?? ''}</p>
-    ${o.errorCode === 'card_mismatch' ? html`<p class="small">The partner issued a card that does not match this order; it is kept (below). Sending its request ID again would bring the same card back, so there is no re-drive: mark the order failed, and recover the card.</p>` : ''}
-    ${ctx.session.canAct
-      ? attentionActions(o.id, ctx.session, back, { redrive: o.errorCode !== 'card_mismatch' })
-      : html`<p class="muted small">Read-only: an admin can re-drive it (same request ID) or mark it failed.</p>`}</section>`
-  : ''}
+${o.status === 'needs_attention' ? attentionSection(m, ctx, back) : ''}
 ${(o.status === 'completed' || o.status === 'failed') && ctx.session.canAct
   ? html`<section class="card" aria-label="Dispute"><h2>Dispute</h2><p class="small">A customer disputes this order: keep its card secrets past the retention (<span class="mono">RETENTION_SECRETS_DAYS</span>).</p>${disputeAction(o.id, ctx.session, back)}</section>`
   : ''}
@@ -134,4 +128,25 @@ ${callbacks(m)}`,
 
 export function notFoundView(what: string, ctx: PageContext): Html {
   return page('Not found', ctx, html`<section class="card"><h2>Not found</h2><p>${what}</p><p><a href="/admin">Back to the overview</a></p></section>`);
+}
+
+/**
+ * What the operator can do about a needs_attention order, and what to ask the partner first: only the
+ * partner's word (or the operator's, after asking) kills a request ID (docs/operations.md, "Declare dead").
+ */
+function attentionSection(m: OrderPageModel, ctx: PageContext & { session: AdminSession }, back: string): Html {
+  const o = m.order;
+  const latest = m.attempts.at(-1);
+  const open = latest && ['created', 'sent', 'unknown'].includes(latest.state) ? latest : null;
+  const dead = latest?.state === 'failed_definitive';
+  const redrive = latest?.state !== 'succeeded';
+  return html`<section class="card" aria-label="Needs attention"><h2>Needs attention</h2><p>${o.errorMessage ?? ''}</p>
+    ${!redrive ? html`<p class="small">The partner issued a card that does not match this order; it is kept (below). Sending its request ID again would bring the same card back, so there is no re-drive: mark the order failed, and recover the card.</p>` : ''}
+    ${open
+      ? html`<p class="small" data-open-request-id="${open.requestId}">Request ID <span class="mono">${open.requestId}</span> may still yield a card: cardpull keeps asking the partner about it (ever less often). Ask the partner what became of it. Only if they say it will never yield a card, <b>declare it dead</b> with their answer as the reason; a re-drive then pulls with a new request ID. A re-drive now asks the same ID again with a fresh window.</p>`
+      : ''}
+    ${dead ? html`<p class="small">Request ID <span class="mono">${latest!.requestId}</span> is dead (${latest!.declaredDeadBy ? `declared by ${latest!.declaredDeadBy}` : "the partner's word"}): a re-drive pulls with a new request ID.</p>` : ''}
+    ${ctx.session.canAct
+      ? attentionActions(o.id, ctx.session, back, { redrive, openId: open?.requestId ?? null, deadId: dead })
+      : html`<p class="muted small">Read-only: an admin can re-drive it, declare its request ID dead, or mark it failed.</p>`}</section>`;
 }

@@ -32,7 +32,7 @@ export function ordersFilterView(parsed: ParsedFilter, result: { orders: Filtere
 ${parsed.errors.length ? html`<div class="flash error" role="alert">${parsed.errors.map((e) => html`<div><b>${e.field}</b>: ${e.message}</div>`)}</div>` : ''}
 ${result
   ? html`<p class="small muted">Newest first, ${parsed.limit} a page. The same as JSON: <a class="mono" href="/admin/api/orders?${filterQuery(f)}">/admin/api/orders?${filterQuery(f)}</a>.
-    Bulk, on the ones in needs attention (a dry run first): <a href="/admin/bulk?action=redrive&${filterQuery(f)}">re-drive</a> · <a href="/admin/bulk?action=mark_failed&${filterQuery(f)}">mark failed</a></p>
+    Bulk, on the ones in needs attention (a dry run first): <a href="/admin/bulk?action=redrive&${filterQuery(f)}">re-drive</a> · <a href="/admin/bulk?action=declare_dead&${filterQuery(f)}">declare dead</a> · <a href="/admin/bulk?action=mark_failed&${filterQuery(f)}">mark failed</a></p>
   ${result.orders.length
     ? html`<table id="filtered">
     <thead><tr><th>Order</th><th>Status</th><th>Client</th><th>Gift card</th><th class="num">Amount</th><th>Created</th><th>Error</th></tr></thead>

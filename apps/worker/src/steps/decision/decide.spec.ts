@@ -1,6 +1,6 @@
 import type { Card, PullRequest } from '@cardpull/partner-client';
 import { decide } from './decide';
-import { conditionToCheck, mismatchOf } from './facts';
+import { backoffDelay, mismatchOf } from './facts';
 import type { AttemptFacts, Decision, DecisionInput, DecisionTimings, OrderFacts, Sent } from './decision.types';
 import { redriveStep } from '@cardpull/orders';
 import { decideResume } from './resume';
@@ -12,6 +12,7 @@ const T: DecisionTimings = {
   ASYNC_POLL_INTERVAL_MIN_MS: 5_000,
   ASYNC_POLL_INTERVAL_MAX_MS: 5_000,
   UNKNOWN_OUTCOME_WINDOW_MS: 1_800_000,
+  UNKNOWN_OUTCOME_MAX_INTERVAL_MS: 3_600_000,
   PULL_REQUEST_SETTLE_MS: 180_000,
   ASYNC_MAX_ATTEMPTS: 3,
   AWAIT_RECHECK_INTERVAL_MS: 60_000,
@@ -59,7 +60,7 @@ function run(sent: Sent, answer: DecisionInput['answer'], o: Partial<DecisionInp
 }
 const step = (d: Decision) => (d.kind === 'transition' ? d.next : undefined);
 
-describe('ARCHITECTURE.md classification table, as one pure decision', () => {
+describe('the classification table (docs/ARCHITECTURE.md), as one pure decision', () => {
   describe('200 with a card -> stored (the order’s, a surplus or a mismatch is the store’s call)', () => {
     it('sync card and async success', () => {
       expect(run('sync_call', { kind: 'success', value: card(), httpStatus: 200 })).toMatchObject({ kind: 'store_card', mismatch: null, attempt: { state: 'succeeded' } });
@@ -71,7 +72,7 @@ describe('ARCHITECTURE.md classification table, as one pure decision', () => {
     });
   });
 
-  describe('a business error on the first send of an ID is its fate', () => {
+  describe('the partner’s first proof of death: a business error answered to the FIRST send of an ID', () => {
     it.each(['gift_card_not_found', 'invalid_amount'] as const)('%s -> order failed, attempt failed_definitive', (code) => {
       for (const sent of ['sync_call', 'async_create'] as const) {
         expect(run(sent, business(code))).toMatchObject({ kind: 'transition', rule: 'business_error', status: 'failed', error: { code }, next: null, attempt: { state: 'failed_definitive' } });
@@ -92,49 +93,53 @@ describe('ARCHITECTURE.md classification table, as one pure decision', () => {
     });
   });
 
-  describe('a business error on a RE-SEND after an unknown outcome is not proof: the order waits on the SAME ID', () => {
-    it('sync out_of_stock -> awaiting_stock on the same ID (no new one), the attempt stays live', () => {
-      const d = run('sync_call', business('out_of_stock'), { attempt: afterUnknown() });
-      expect(d).toMatchObject({ kind: 'transition', rule: 'business_error_after_unknown', status: 'awaiting_stock', next: { step: 'resume_check' }, attempt: { state: 'unknown' } });
+  describe('the partner’s second proof of death: async status error for that ID', () => {
+    const async = (o: Partial<DecisionInput> = {}) => ({ order: order({ mode: 'async' }), ...o });
+    it('status error -> a NEW request ID, up to ASYNC_MAX_ATTEMPTS, then failed', () => {
+      expect(run('async_poll', { kind: 'success', value: pr('error'), httpStatus: 200 }, async())).toMatchObject({ rule: 'pull_request_error', newAttempt: true, next: { step: 'async_create' }, attempt: { state: 'failed_definitive', partnerStatus: 'error' } });
+      expect(run('async_poll', { kind: 'success', value: pr('error'), httpStatus: 200 }, async({ attempt: fresh({ seq: 3 }) }))).toMatchObject({ status: 'failed', error: { code: 'pull_request_error' } });
+    });
+    it('status error of a pull request with ANOTHER request_id is not about ours: no new ID, the order needs attention', () => {
+      const other = { ...pr('error'), request_id: 'Y' };
+      const d = run('async_poll', { kind: 'success', value: other, httpStatus: 200 }, async({ attempt: afterUnknown() }));
+      expect(d).toMatchObject({ rule: 'request_id_mismatch', status: 'needs_attention', next: { step: 'async_poll' }, error: { code: 'request_id_mismatch' } });
       expect(d).not.toHaveProperty('newAttempt');
     });
-    it('sync invalid_amount / gift_card_not_found -> the same ID again later, within the unknown window', () => {
-      for (const code of ['invalid_amount', 'gift_card_not_found'] as const) {
-        const d = run('sync_call', business(code), { attempt: afterUnknown() });
-        expect(d).toMatchObject({ rule: 'unknown_outcome', next: { step: 'sync_call', delayMs: T.SYNC_RETRY_INTERVAL_MS }, attempt: { state: 'unknown', error: { code } } });
-        expect(d).not.toHaveProperty('status');
-      }
-    });
-    it('async: any business error on a re-create -> keep reading the same pull request', () => {
-      const stock = run('async_create', business('out_of_stock'), { attempt: afterUnknown(), order: order({ mode: 'async' }) });
-      expect(stock).toMatchObject({ status: 'awaiting_stock', next: { step: 'async_poll' }, attempt: { state: 'unknown', error: { code: 'out_of_stock' } } });
-      const amount = run('async_create', business('invalid_amount'), { attempt: afterUnknown(), order: order({ mode: 'async' }) });
-      expect(amount).toMatchObject({ rule: 'business_error_after_unknown', next: { step: 'async_poll' } });
-      expect(amount).not.toHaveProperty('status');
-    });
-    it('sync, the same error again while the partner shows the condition cleared -> the stored answer of a failed first call: a new ID', () => {
-      const input = { attempt: afterUnknown({ errorCode: 'out_of_stock' }) };
-      expect(conditionToCheck({ order: order(), attempt: input.attempt, sent: 'sync_call', answer: business('out_of_stock'), now: NOW, timings: T })).toBe('stock');
-      expect(run('sync_call', business('out_of_stock'), { ...input, conditionCleared: true })).toMatchObject({
-        rule: 'stored_answer',
-        newAttempt: true,
-        status: 'in_progress',
-        next: { step: 'sync_call', delayMs: 0 },
-        attempt: { state: 'failed_definitive' },
+    it('a card in a pull request with another request_id is stored as a mismatch; our ID stays open', () => {
+      const other = { ...pr('success', card()), request_id: 'Y' };
+      expect(run('async_poll', { kind: 'success', value: other, httpStatus: 200 }, async({ attempt: afterUnknown() }))).toMatchObject({
+        kind: 'store_card',
+        mismatch: 'request ID Y instead of X',
+        attempt: { state: 'unknown' },
       });
-      expect(run('sync_call', business('out_of_stock'), { ...input, conditionCleared: false })).toMatchObject({ rule: 'business_error_after_unknown', status: 'awaiting_stock' });
-    });
-    it('the first such error is never proof, even with the condition cleared (the check needs the same error twice)', () => {
-      const input = { order: order(), attempt: afterUnknown(), sent: 'sync_call' as const, answer: business('not_enough_funds'), now: NOW, timings: T };
-      expect(conditionToCheck(input)).toBeNull();
-      expect(run('sync_call', business('not_enough_funds'), { attempt: afterUnknown(), conditionCleared: true })).toMatchObject({ status: 'awaiting_funds' });
-    });
-    it('sync waiting deadline with a live ID -> needs_attention, never failed', () => {
-      expect(run('sync_call', business('out_of_stock'), { attempt: afterUnknown({ errorCode: 'out_of_stock' }), order: order({ waitDeadline: ago(1) }) })).toMatchObject({ status: 'needs_attention' });
     });
   });
 
-  describe('unknown outcomes: the SAME ID later, never before a Retry-After; then needs_attention', () => {
+  describe('nothing else kills an ID: a business error on a RE-SEND after an unknown outcome is not proof', () => {
+    it.each(['out_of_stock', 'not_enough_funds', 'invalid_amount', 'gift_card_not_found'] as const)('sync %s -> the SAME ID again on the cadence, the attempt stays open', (code) => {
+      const d = run('sync_call', business(code), { attempt: afterUnknown() });
+      expect(d).toMatchObject({ rule: 'business_error_not_proof', next: { step: 'sync_call', delayMs: T.SYNC_RETRY_INTERVAL_MS }, attempt: { state: 'unknown', error: { code } } });
+      expect(d).not.toHaveProperty('newAttempt');
+      expect(d).not.toHaveProperty('status');
+    });
+    it('the same error again and again changes nothing (no "stored answer" inference, whatever a read would say)', () => {
+      const again = run('sync_call', business('out_of_stock'), { attempt: afterUnknown({ errorCode: 'out_of_stock' }) });
+      expect(again).toMatchObject({ rule: 'business_error_not_proof', next: { step: 'sync_call' }, attempt: { state: 'unknown' } });
+      expect(again).not.toHaveProperty('newAttempt');
+    });
+    it('async: any business error on a re-create -> keep reading the same pull request', () => {
+      const d = run('async_create', business('out_of_stock'), { attempt: afterUnknown(), order: order({ mode: 'async' }) });
+      expect(d).toMatchObject({ rule: 'business_error_not_proof', next: { step: 'async_poll' }, attempt: { state: 'unknown', error: { code: 'out_of_stock' } } });
+      expect(d).not.toHaveProperty('status');
+    });
+    it('past the window -> needs_attention (outcome_unknown), and the same ID is still asked', () => {
+      const d = run('sync_call', business('out_of_stock'), { attempt: afterUnknown({ unknownSince: ago(T.UNKNOWN_OUTCOME_WINDOW_MS + 60_000) }) });
+      expect(d).toMatchObject({ status: 'needs_attention', error: { code: 'outcome_unknown' }, next: { step: 'sync_call' } });
+      expect(d).not.toHaveProperty('newAttempt');
+    });
+  });
+
+  describe('unknown outcomes: the SAME ID later, never before a Retry-After; past the window needs_attention, still asked', () => {
     it('sync: first retry after SYNC_RETRY_FIRST_DELAY_MS, then every SYNC_RETRY_INTERVAL_MS', () => {
       expect(step(run('sync_call', timeout))).toEqual({ step: 'sync_call', delayMs: T.SYNC_RETRY_FIRST_DELAY_MS });
       expect(step(run('sync_call', timeout, { attempt: afterUnknown() }))).toEqual({ step: 'sync_call', delayMs: T.SYNC_RETRY_INTERVAL_MS });
@@ -149,10 +154,19 @@ describe('ARCHITECTURE.md classification table, as one pure decision', () => {
       const d = run('sync_call', { kind: 'interrupted', sentAt: ago(20_000) });
       expect(d).toMatchObject({ rule: 'unknown_outcome', next: { delayMs: T.SYNC_RETRY_FIRST_DELAY_MS - 20_000 }, attempt: { unknownSince: ago(20_000) } });
     });
-    it('past UNKNOWN_OUTCOME_WINDOW_MS -> needs_attention, never a new request ID', () => {
+    it('past UNKNOWN_OUTCOME_WINDOW_MS -> needs_attention with outcome_unknown, its step kept, never a new request ID', () => {
       const d = run('sync_call', timeout, { attempt: afterUnknown({ unknownSince: ago(T.UNKNOWN_OUTCOME_WINDOW_MS) }) });
-      expect(d).toMatchObject({ status: 'needs_attention', next: null, error: { code: 'unknown_outcome' } });
+      expect(d).toMatchObject({ status: 'needs_attention', next: { step: 'sync_call' }, error: { code: 'outcome_unknown' }, event: { type: 'needs_attention' } });
       expect(d).not.toHaveProperty('newAttempt');
+    });
+    it('already in needs_attention: asked again, ever slower (doubling, up to UNKNOWN_OUTCOME_MAX_INTERVAL_MS), no new transition of status', () => {
+      const waiting = (pastMs: number) => run('sync_call', timeout, { order: order({ status: 'needs_attention' }), attempt: afterUnknown({ unknownSince: ago(T.UNKNOWN_OUTCOME_WINDOW_MS + pastMs) }) });
+      expect(waiting(5 * 60_000)).toMatchObject({ next: { step: 'sync_call', delayMs: 5 * 60_000 } });
+      expect(waiting(5 * 60_000)).not.toHaveProperty('status');
+      expect(step(waiting(10 * 3600_000))).toEqual({ step: 'sync_call', delayMs: T.UNKNOWN_OUTCOME_MAX_INTERVAL_MS });
+      expect(backoffDelay(T, ago(T.UNKNOWN_OUTCOME_WINDOW_MS + 1), NOW, T.SYNC_RETRY_INTERVAL_MS)).toBe(T.SYNC_RETRY_INTERVAL_MS);
+      const poll = run('async_poll', timeout, { order: order({ mode: 'async', status: 'needs_attention' }), attempt: afterUnknown({ unknownSince: ago(T.UNKNOWN_OUTCOME_WINDOW_MS + 120_000) }) });
+      expect(poll).toMatchObject({ kind: 'stay', delayMs: 120_000 });
     });
     it('a poll that learns nothing stays (no write but the start of the window)', () => {
       expect(run('async_poll', timeout, { order: order({ mode: 'async' }) })).toEqual({ kind: 'stay', rule: 'unknown_outcome', delayMs: 5_000, note: { unknownSince: 'start' } });
@@ -164,43 +178,41 @@ describe('ARCHITECTURE.md classification table, as one pure decision', () => {
     it('created (waiting) -> first poll after ASYNC_POLL_FIRST_DELAY_MS', () => {
       expect(run('async_create', { kind: 'success', value: pr('waiting'), httpStatus: 200 }, async())).toMatchObject({ next: { step: 'async_poll', delayMs: 2_000 }, attempt: { partnerStatus: 'waiting' } });
     });
-    it('still pending when polled -> stay; status error -> a NEW request ID, up to ASYNC_MAX_ATTEMPTS, then failed', () => {
+    it('still pending -> stay; past the window -> needs_attention, still polled', () => {
       expect(run('async_poll', { kind: 'success', value: pr('processing'), httpStatus: 200 }, async({ attempt: fresh({ partnerStatus: 'processing' }) }))).toEqual({ kind: 'stay', rule: 'pull_request_pending', delayMs: 5_000 });
-      expect(run('async_poll', { kind: 'success', value: pr('error'), httpStatus: 200 }, async())).toMatchObject({ rule: 'pull_request_error', newAttempt: true, next: { step: 'async_create' } });
-      expect(run('async_poll', { kind: 'success', value: pr('error'), httpStatus: 200 }, async({ attempt: fresh({ seq: 3 }) }))).toMatchObject({ status: 'failed', error: { code: 'pull_request_error' } });
+      const long = fresh({ partnerStatus: 'processing', firstSentAt: ago(T.UNKNOWN_OUTCOME_WINDOW_MS + 1) });
+      expect(run('async_poll', { kind: 'success', value: pr('processing'), httpStatus: 200 }, async({ attempt: long }))).toMatchObject({ status: 'needs_attention', next: { step: 'async_poll' } });
     });
     it('422 request_id already used -> poll that ID', () => {
       expect(run('async_create', { kind: 'request_id_used', message: 'used', httpStatus: 422 }, async())).toMatchObject({ rule: 'request_id_used', next: { step: 'async_poll', delayMs: 0 }, attempt: { partnerStatus: 'exists' } });
     });
     const notFound = { kind: 'not_found' as const, code: 'pull_request_not_found', message: 'not found', httpStatus: 404 };
     it('404 on an ID the partner never acknowledged -> create again with the SAME ID', () => {
-      expect(run('async_poll', notFound, async({ attempt: afterUnknown() }))).toMatchObject({ rule: 'never_reached', next: { step: 'async_create', delayMs: 0 }, attempt: { notFoundSince: 'start' } });
+      const d = run('async_poll', notFound, async({ attempt: afterUnknown() }));
+      expect(d).toMatchObject({ rule: 'never_reached', next: { step: 'async_create', delayMs: 0 }, attempt: { notFoundSince: 'start' } });
+      expect(d).not.toHaveProperty('newAttempt');
     });
-    it('404 after a business error on the re-create -> keep reading until 404s span PULL_REQUEST_SETTLE_MS; then the error is believed', () => {
+    it('404 after a business error on the re-create -> keep reading; 404s over PULL_REQUEST_SETTLE_MS -> create again, SAME ID (never believed)', () => {
       const waiting = afterUnknown({ errorCode: 'out_of_stock', errorMessage: 'no stock' });
       expect(run('async_poll', notFound, async({ attempt: waiting }))).toMatchObject({ kind: 'stay', rule: 'not_found_settling', note: { notFoundSince: 'start' } });
       expect(run('async_poll', notFound, async({ attempt: { ...waiting, notFoundSince: ago(T.PULL_REQUEST_SETTLE_MS - 1) } }))).toMatchObject({ kind: 'stay' });
       const settled = run('async_poll', notFound, async({ attempt: { ...waiting, notFoundSince: ago(T.PULL_REQUEST_SETTLE_MS) } }));
-      expect(settled).toMatchObject({ rule: 'not_found_settled', status: 'awaiting_stock', next: { step: 'resume_check' }, attempt: { state: 'failed_definitive' } });
-      const amount = afterUnknown({ errorCode: 'invalid_amount', errorMessage: 'bad amount', notFoundSince: ago(T.PULL_REQUEST_SETTLE_MS) });
-      expect(run('async_poll', notFound, async({ attempt: amount }))).toMatchObject({ status: 'failed', error: { code: 'invalid_amount' } });
+      expect(settled).toMatchObject({ rule: 'create_again', next: { step: 'async_create', delayMs: 0 }, attempt: { notFoundSince: 'clear' } });
+      expect(settled).not.toHaveProperty('newAttempt');
+      expect(settled).not.toHaveProperty('status');
     });
-    it('the pull request shows up while the order waits on it -> back to in_progress, same ID', () => {
-      const waiting = afterUnknown({ errorCode: 'out_of_stock' });
-      expect(run('async_poll', { kind: 'success', value: pr('processing'), httpStatus: 200 }, { order: order({ mode: 'async', status: 'awaiting_stock' }), attempt: waiting })).toMatchObject({
-        status: 'in_progress',
-        attempt: { partnerStatus: 'processing', notFoundSince: 'clear' },
-      });
-    });
-    it('422 "already used" but 404s over the settle window -> used without a pull request: a new ID', () => {
-      const used = afterUnknown({ partnerStatus: 'exists', notFoundSince: ago(T.PULL_REQUEST_SETTLE_MS) });
-      expect(run('async_poll', notFound, async({ attempt: used }))).toMatchObject({ rule: 'used_but_empty', newAttempt: true });
-      expect(run('async_poll', notFound, async({ attempt: { ...used, notFoundSince: ago(1_000) } }))).toMatchObject({ kind: 'stay', rule: 'not_found_settling' });
+    it('422 "already used" then 404s for as long as you like -> a lagging read: keep reading the SAME ID (needs_attention past the window)', () => {
+      const used = afterUnknown({ partnerStatus: 'exists', notFoundSince: ago(10 * T.PULL_REQUEST_SETTLE_MS) });
+      const d = run('async_poll', notFound, async({ attempt: used }));
+      expect(d).toMatchObject({ kind: 'stay', rule: 'not_found_after_seen' });
+      const old = { ...used, unknownSince: ago(T.UNKNOWN_OUTCOME_WINDOW_MS + 1) };
+      const late = run('async_poll', notFound, async({ attempt: old }));
+      expect(late).toMatchObject({ status: 'needs_attention', next: { step: 'async_poll' } });
+      expect(late).not.toHaveProperty('newAttempt');
     });
     it('404 after the partner showed the pull request (a lagging read) -> keep reading; never a new ID', () => {
-      const seen = fresh({ partnerStatus: 'waiting' });
+      const seen = fresh({ partnerStatus: 'waiting', firstSentAt: ago(1_000) });
       expect(run('async_poll', notFound, async({ attempt: seen }))).toMatchObject({ kind: 'stay', rule: 'not_found_after_seen' });
-      expect(run('async_poll', notFound, async({ attempt: { ...seen, notFoundSince: ago(T.UNKNOWN_OUTCOME_WINDOW_MS) } }))).toMatchObject({ status: 'needs_attention' });
     });
   });
 
@@ -212,51 +224,58 @@ describe('ARCHITECTURE.md classification table, as one pure decision', () => {
     });
   });
 
-  describe('the reconciler (orders without a step of their own) uses the same table', () => {
+  describe('the reconciler (IDs no step asks about) uses the same table', () => {
     const rec = (o: Partial<DecisionInput>) => ({ reconciling: true, ...o });
-    it('a card is stored whatever the order’s status', () => {
+    it('a card is stored whatever the order’s status, also for an ID declared dead', () => {
       for (const status of ['needs_attention', 'failed', 'completed'] as const) {
         expect(run('sync_call', { kind: 'success', value: card(), httpStatus: 200 }, rec({ order: order({ status }), attempt: afterUnknown() }))).toMatchObject({ kind: 'store_card' });
       }
+      const declared = fresh({ state: 'failed_definitive', errorCode: 'declared_dead' });
+      expect(run('async_poll', { kind: 'success', value: pr('success', card()), httpStatus: 200 }, rec({ order: order({ mode: 'async', status: 'failed' }), attempt: declared }))).toMatchObject({ kind: 'store_card' });
+      expect(run('async_poll', { kind: 'success', value: pr('error'), httpStatus: 200 }, rec({ order: order({ mode: 'async', status: 'failed' }), attempt: declared }))).toMatchObject({ kind: 'stay', rule: 'reconcile_unchanged' });
     });
     it('credentials refused opens the circuit here too', () => {
       expect(run('sync_call', { kind: 'credentials', code: 'unauthorized', message: 'no', httpStatus: 401 }, rec({ order: order({ status: 'needs_attention' }), attempt: afterUnknown() }))).toMatchObject({ kind: 'stay', circuit: { code: 'unauthorized' } });
     });
-    it('needs_attention + pending pull request -> polling resumes with a fresh window', () => {
+    it('an order without a step + pending pull request -> polling resumes with a fresh window', () => {
       expect(run('async_poll', { kind: 'success', value: pr('waiting'), httpStatus: 200 }, rec({ order: order({ mode: 'async', status: 'needs_attention' }), attempt: afterUnknown({ partnerStatus: 'waiting' }) }))).toMatchObject({
         rule: 'reconcile_resumed',
         status: 'in_progress',
         attempt: { unknownSince: 'restart' },
       });
     });
-    it('a failed order never moves; an ID proven dead meanwhile is recorded as such', () => {
+    it('a failed order never moves; the partner’s error meanwhile is recorded as such', () => {
       const failed = rec({ order: order({ mode: 'async', status: 'failed' }), attempt: afterUnknown({ partnerStatus: 'waiting' }) });
       expect(run('async_poll', { kind: 'success', value: pr('waiting'), httpStatus: 200 }, failed)).toMatchObject({ kind: 'stay', rule: 'reconcile_unchanged' });
       expect(run('async_poll', { kind: 'success', value: pr('error'), httpStatus: 200 }, failed)).toEqual({ kind: 'stay', rule: 'reconcile_unchanged', delayMs: 0, note: expect.objectContaining({ state: 'failed_definitive' }) });
     });
-    it('needs_attention + still no answer -> unchanged (the next pass asks again)', () => {
+    it('still no answer, or a business error on a re-send -> unchanged (the next pass asks again)', () => {
       expect(run('sync_call', timeout, rec({ order: order({ status: 'needs_attention' }), attempt: afterUnknown() }))).toMatchObject({ kind: 'stay', rule: 'reconcile_unchanged' });
+      expect(run('sync_call', business('out_of_stock'), rec({ order: order({ status: 'needs_attention' }), attempt: afterUnknown() }))).toMatchObject({ kind: 'stay', rule: 'reconcile_unchanged' });
     });
   });
 
-  describe('resume_check of a waiting order', () => {
+  describe('resume_check of a waiting order: a read says when to try, never whether an ID is dead', () => {
     const r = (o: Partial<Parameters<typeof decideResume>[0]>) =>
       decideResume({ order: order({ status: 'awaiting_stock', errorCode: 'out_of_stock' }), attempt: fresh({ state: 'failed_definitive' }), now: NOW, timings: T, condition: 'cleared', ...o });
-    it('dead ID + condition cleared -> a NEW request ID; live ID -> the SAME one again', () => {
+    it('an ID the partner killed + condition cleared -> a NEW request ID', () => {
       expect(r({})).toMatchObject({ newAttempt: true, next: { step: 'sync_call' }, status: 'in_progress' });
-      const live = r({ attempt: afterUnknown({ errorCode: 'out_of_stock' }) });
-      expect(live).toMatchObject({ next: { step: 'sync_call' }, status: 'in_progress' });
-      expect(live).not.toHaveProperty('newAttempt');
+    });
+    it('an open ID (an order of a version that parked it here) -> the SAME one, asked at once, whatever the read', () => {
+      for (const condition of ['cleared', 'not_cleared', 'unknown'] as const) {
+        const live = r({ attempt: afterUnknown({ errorCode: 'out_of_stock' }), condition });
+        expect(live).toMatchObject({ next: { step: 'sync_call', delayMs: 0 }, status: 'in_progress' });
+        expect(live).not.toHaveProperty('newAttempt');
+      }
     });
     it('not cleared, or a read not trusted -> wait again', () => {
       expect(r({ condition: 'not_cleared' })).toEqual({ kind: 'stay', rule: 'still_waiting', delayMs: 60_000 });
       expect(r({ condition: 'unknown' })).toMatchObject({ kind: 'stay' });
     });
-    it('deadline: a dead ID fails the order; a live one needs attention', () => {
+    it('deadline: the order fails (its ID is dead)', () => {
       expect(r({ order: order({ status: 'awaiting_stock', errorCode: 'out_of_stock', waitDeadline: ago(1) }) })).toMatchObject({ status: 'failed', error: { code: 'out_of_stock' } });
-      expect(r({ order: order({ status: 'awaiting_stock', waitDeadline: ago(1) }), attempt: afterUnknown() })).toMatchObject({ status: 'needs_attention' });
     });
-    it('re-drive: always the same ID (sync sends it, async reads it or creates it again)', () => {
+    it('re-drive of an open ID: always the same ID (sync sends it, async reads it or creates it again)', () => {
       expect(redriveStep(order(), fresh())).toBe('sync_call');
       expect(redriveStep(order({ mode: 'async' }), fresh({ partnerStatus: 'processing' }))).toBe('async_poll');
       expect(redriveStep(order({ mode: 'async' }), fresh({ partnerStatus: null }))).toBe('async_create');

@@ -1,25 +1,27 @@
-import type { OrderStatus, OrderStep } from '@cardpull/db';
+import type { OrderStep } from '@cardpull/db';
 import type { Card, DefinitiveCode, PullRequest } from '@cardpull/partner-client';
 import type { AttemptPatch, Decision, DecisionInput } from './decision.types';
-import { definitiveForThisId, needsAttention, proven } from './endings';
+import { askingPastWindow, definitiveForThisId, pullRequestFailed } from './endings';
 import { pullRequestSeen } from '@cardpull/orders';
-import { WAITING_STATUS, hadUnknown, mismatchOf, pollDelay, windowExpired } from './facts';
+import { hadUnknown, mismatchOf, pollDelay, windowStart } from './facts';
 import { notFound } from './not-found';
 import { forReconciler } from './reconciling';
 
 /**
- * ARCHITECTURE.md's classification table as code: from (order, its attempt's history, the partner's
- * answer) to what happens next. Pure: the step runner, the reconciler and the admin actions call it and
- * apply what it says; nothing else decides what a partner answer means.
+ * The classification table (docs/ARCHITECTURE.md) as code: from (order, its attempt's history, the
+ * partner's answer) to what happens next. Pure: the step runner and the reconciler (through PartnerAsk) call
+ * it and apply what it says; nothing else decides what a partner answer means.
  *
- * The rule it is built around (invariant 2, "same ID until proven dead"): once a request ID has had an
- * unknown outcome, it stays the order's only live ID until the partner gives an answer that can only
- * describe that ID's fate: a card; async status `error`; 404s on its pull request spread over
- * PULL_REQUEST_SETTLE_MS; for a sync ID, the same business error again while the partner's own balance or
- * inventory shows the condition cleared. The spec does not say in which order the partner checks errors,
- * so a business error answered to a re-send may be about the re-send's body checked before the request ID
- * (the ID's first send may still have taken the last unit and yield a card): it is not proof, and the order
- * waits on the same ID.
+ * The rule it is built around (invariant 2): a request ID is dead only on the partner's own word about it,
+ * and there are exactly two such words: a definitive (business) answer to the ID's FIRST send, before any
+ * send of it had an unknown outcome; and async status `error` for that ID. (The third way, an operator's
+ * audited declaration after asking the partner, is OperatorActions'.) Nothing else kills an ID: not a
+ * business error answered to a re-send (the spec does not say in which order the partner checks errors; it
+ * may check stock or funds before it looks at a request ID it knows), not a balance or inventory read (it
+ * can change between the answer and the read, and its units are not shown), not 404s from a read copy
+ * after the partner acknowledged the ID, not a timer. Everything else asks the same ID again: a sync ID is
+ * re-sent, an async one polled (or created again with the SAME ID when the partner never acknowledged it),
+ * on the spec's cadence and, past UNKNOWN_OUTCOME_WINDOW_MS, ever slower, with the order in needs_attention.
  */
 export function decide(input: DecisionInput): Decision {
   const decision = decideAnswer(input);
@@ -33,7 +35,7 @@ function decideAnswer(i: DecisionInput): Decision {
   }
   if (a.kind === 'credentials') return credentials(i, a.code, a.message);
   if (a.kind === 'success') {
-    return i.sent === 'sync_call' ? storeCard(i, a.value as Card, 'issued') : pullRequestAnswer(i, a.value as PullRequest);
+    return i.sent === 'sync_call' ? storeCard(i, a.value as Card, 'issued', null) : pullRequestAnswer(i, a.value as PullRequest);
   }
   if (a.kind === 'definitive' && i.sent !== 'async_poll') return businessError(i, a.code, a.message);
   if (a.kind === 'request_id_used' && i.sent === 'async_create') return requestIdUsed(i, a.message);
@@ -42,31 +44,33 @@ function decideAnswer(i: DecisionInput): Decision {
   return unknownOutcome(i, { reason: 'unexpected', message: `unexpected ${a.kind} answer to ${i.sent}`, httpStatus: 'httpStatus' in a ? a.httpStatus : undefined });
 }
 
-function storeCard(i: DecisionInput, card: Card, partnerStatus: string): Decision {
+/** `otherRequestId`: the pull request the partner answered with carries another request ID than the one asked. */
+function storeCard(i: DecisionInput, card: Card, partnerStatus: string, otherRequestId: string | null): Decision {
+  const differs = otherRequestId === null ? mismatchOf(i.order, card) : `request ID ${otherRequestId} instead of ${i.attempt.requestId}`;
   return {
     kind: 'store_card',
     rule: 'card',
     card,
-    mismatch: mismatchOf(i.order, card),
-    attempt: { state: 'succeeded', partnerStatus, error: null, notFoundSince: 'clear' },
+    mismatch: differs,
+    // A card under another request ID says nothing of ours: it stays open (asked again by the reconciler).
+    attempt: otherRequestId === null ? { state: 'succeeded', partnerStatus, error: null, notFoundSince: 'clear' } : { state: i.attempt.state === 'sent' ? 'unknown' : i.attempt.state },
   };
 }
 
 function pullRequestAnswer(i: DecisionInput, pr: PullRequest): Decision {
-  if (pr.status === 'success' && pr.card) return storeCard(i, pr.card, 'success');
-  if (pr.status === 'error') return proven(i, 'pull_request_error', 'the partner reported status error for this pull request');
+  if (typeof pr.request_id === 'string' && pr.request_id !== i.attempt.requestId) return requestIdMismatch(i, pr);
+  if (pr.status === 'success' && pr.card) return storeCard(i, pr.card, 'success', null);
+  if (pr.status === 'error') return pullRequestFailed(i, 'the partner reported status error for this pull request');
   // waiting, processing, or a status the spec does not show: still pending.
-  const { attempt: att, timings: t, now } = i;
-  const started = att.unknownSince ?? att.firstSentAt ?? att.createdAt;
-  if (windowExpired(t, started, now)) {
-    return needsAttention(i, { code: 'still_pending', message: `pull request still ${pr.status}` }, started, 'pull_request_pending');
-  }
+  const { attempt: att, timings: t } = i;
   const seen: AttemptPatch = { partnerStatus: pr.status, error: null, notFoundSince: 'clear' };
+  const last = { code: 'still_pending', message: `pull request still ${pr.status}` };
   if (i.sent === 'async_create') {
-    return { kind: 'transition', rule: 'pull_request_pending', next: { step: 'async_poll', delayMs: t.ASYNC_POLL_FIRST_DELAY_MS }, attempt: seen, event: { type: 'pull_request_created', detail: { status: pr.status } } };
+    const created: Decision = { kind: 'transition', rule: 'pull_request_pending', next: { step: 'async_poll', delayMs: t.ASYNC_POLL_FIRST_DELAY_MS }, attempt: seen, event: { type: 'pull_request_created', detail: { status: pr.status } } };
+    return askingPastWindow(i, created, windowStart(att), last);
   }
-  if (i.order.status !== 'in_progress') {
-    // Found while the order waited on it (a business error answered to a re-send was not its fate).
+  if (i.order.status === 'awaiting_funds' || i.order.status === 'awaiting_stock') {
+    // Found while the order waited (an order of a version that parked live IDs in a waiting status).
     return {
       kind: 'transition',
       rule: 'pull_request_pending',
@@ -80,7 +84,29 @@ function pullRequestAnswer(i: DecisionInput, pr: PullRequest): Decision {
   const note: AttemptPatch = {};
   if (pr.status !== att.partnerStatus) note.partnerStatus = pr.status;
   if (att.notFoundSince) note.notFoundSince = 'clear';
-  return { kind: 'stay', rule: 'pull_request_pending', delayMs: pollDelay(t, i.random), ...(Object.keys(note).length ? { note } : {}) };
+  const stay: Decision = { kind: 'stay', rule: 'pull_request_pending', delayMs: pollDelay(t, i.random), ...(Object.keys(note).length ? { note } : {}) };
+  return askingPastWindow(i, stay, windowStart(att), last);
+}
+
+/**
+ * The partner answered with a pull request whose request_id is not the one asked: it says nothing about
+ * ours (not even an `error`). A card in it is stored as a mismatch (never the order's, never dropped); with
+ * or without one, the order needs attention, and our request ID is asked again like any unanswered one.
+ */
+function requestIdMismatch(i: DecisionInput, pr: PullRequest): Decision {
+  if (pr.card) return storeCard(i, pr.card, pr.status, pr.request_id);
+  const message = `The partner answered a question about request ID ${i.attempt.requestId} with pull request ${pr.id} of request ID ${pr.request_id} (status ${pr.status}); ours is asked again`;
+  const next = { step: 'async_poll' as const, delayMs: pollDelay(i.timings, i.random) };
+  if (i.order.status === 'needs_attention') return askingPastWindow(i, { kind: 'stay', rule: 'request_id_mismatch', delayMs: next.delayMs }, windowStart(i.attempt), { code: 'request_id_mismatch', message });
+  return {
+    kind: 'transition',
+    rule: 'request_id_mismatch',
+    status: 'needs_attention',
+    error: { code: 'request_id_mismatch', message },
+    next,
+    attempt: { error: { code: 'request_id_mismatch', message }, unknownSince: 'start', ...(i.attempt.state === 'sent' ? { state: 'unknown' as const } : {}) },
+    event: { type: 'needs_attention', detail: { reason: 'request_id_mismatch', message, answered_request_id: pr.request_id } },
+  };
 }
 
 function requestIdUsed(i: DecisionInput, message: string): Decision {
@@ -96,50 +122,20 @@ function requestIdUsed(i: DecisionInput, message: string): Decision {
 /** A business error (gift_card_not_found, invalid_amount, out_of_stock, not_enough_funds) answered to a POST. */
 function businessError(i: DecisionInput, code: DefinitiveCode, message: string): Decision {
   if (!hadUnknown(i.attempt)) return definitiveForThisId(i, code, message);
-  const waiting = WAITING_STATUS[code];
-  if (i.sent === 'sync_call') {
-    if (waiting && i.attempt.errorCode === code && i.conditionCleared) return storedAnswer(i, code, message);
-    if (!waiting) {
-      // Not proof, and nothing of the partner's can clear it: the same ID again, within the unknown window.
-      return unknownOutcome(i, { reason: code, message: `${message} (answered to a re-send of a request ID whose earlier send had no answer: not proof of its fate)` });
-    }
-    if (i.order.waitDeadline && i.order.waitDeadline.getTime() <= i.now) {
-      return needsAttention(i, { code, message: `${message} (still so at the waiting deadline)` }, i.attempt.unknownSince!, 'business_error_after_unknown');
-    }
-    return waitOnSameId(i, code, message, waiting, { step: 'resume_check', delayMs: i.timings.AWAIT_RECHECK_INTERVAL_MS });
-  }
-  // Async: keep reading the pull request. It shows up (its first create went through), or 404s spread over
-  // PULL_REQUEST_SETTLE_MS prove the partner never had it; then this business error is believed.
-  return waitOnSameId(i, code, message, waiting, { step: 'async_poll', delayMs: pollDelay(i.timings, i.random) });
-}
-
-function waitOnSameId(i: DecisionInput, code: DefinitiveCode, message: string, waiting: OrderStatus | undefined, next: { step: OrderStep; delayMs: number }): Decision {
-  return {
+  // A re-send (or re-create) of an ID whose earlier send had no answer: the partner may have checked this
+  // body before it looked at the ID, which may still hold a pull (the last unit, say). Not proof: the same ID again.
+  const why = `${message} (answered to a re-send of request ID ${i.attempt.requestId}, whose earlier send had no answer: not proof of its fate; the same ID is asked again)`;
+  if (i.sent === 'sync_call') return unknownOutcome(i, { reason: code, message: why }, undefined, 'business_error_not_proof');
+  // Async: read the pull request. It shows up (the first creation went through), or its absence is seen
+  // long enough to create it again with the same ID (not-found.ts).
+  const d: Decision = {
     kind: 'transition',
-    rule: 'business_error_after_unknown',
-    ...(waiting ? { status: waiting, error: { code, message }, waitDeadline: 'start' as const } : {}),
-    next,
-    attempt: { state: 'unknown', error: { code, message }, unknownSince: 'start' },
+    rule: 'business_error_not_proof',
+    next: { step: 'async_poll', delayMs: pollDelay(i.timings, i.random) },
+    attempt: { state: 'unknown', error: { code, message: why }, unknownSince: 'start' },
     event: i.attempt.errorCode === code ? undefined : { type: 'business_error_not_proof', detail: { code, message, same_request_id: true } },
   };
-}
-
-/**
- * The same business error again while the partner's own balance or inventory shows the condition cleared:
- * it can only be the stored answer of a first call that failed. The ID is dead: a new one, at once.
- */
-function storedAnswer(i: DecisionInput, code: DefinitiveCode, message: string): Decision {
-  const why = `${message} (again, while the partner's ${code === 'out_of_stock' ? 'inventory' : 'balance'} shows it cleared: the stored answer of a first call that failed)`;
-  return {
-    kind: 'transition',
-    rule: 'stored_answer',
-    status: 'in_progress',
-    error: null,
-    next: { step: 'sync_call', delayMs: 0 },
-    attempt: { state: 'failed_definitive', partnerStatus: code, error: { code: 'stored_answer', message: why } },
-    newAttempt: true,
-    event: { type: 'new_attempt', detail: { reason: 'stored_answer', code } },
-  };
+  return askingPastWindow(i, d, windowStart(i.attempt), { code, message: why });
 }
 
 function credentials(i: DecisionInput, code: string, message: string): Decision {
@@ -166,32 +162,33 @@ interface UnknownAnswer {
 }
 
 /**
- * Invariant 2: an unknown outcome is retried with the SAME request ID (sync: after the first delay, then
- * every interval; async: by polling; never before a Retry-After), until UNKNOWN_OUTCOME_WINDOW_MS, then
- * needs_attention.
+ * Invariant 2: an unknown outcome is asked again with the SAME request ID (sync: re-sent after the first
+ * delay, then every interval; async: polled; never before a Retry-After), and past UNKNOWN_OUTCOME_WINDOW_MS
+ * ever slower with the order in needs_attention (askingPastWindow).
  */
-function unknownOutcome(i: DecisionInput, u: UnknownAnswer, sentAt?: Date): Decision {
+function unknownOutcome(i: DecisionInput, u: UnknownAnswer, sentAt?: Date, rule: 'unknown_outcome' | 'business_error_not_proof' = 'unknown_outcome'): Decision {
   const { attempt: att, timings: t, now } = i;
-  const windowStart = att.unknownSince ?? sentAt ?? new Date(now);
-  const error = { code: u.reason, message: u.message };
-  if (windowExpired(t, windowStart, now)) return needsAttention(i, error, windowStart, 'unknown_window_expired');
+  const since = att.unknownSince ?? sentAt ?? new Date(now);
+  const last = { code: u.reason, message: u.message };
   const retryAfter = u.retryAfterMs ?? 0;
   if (i.sent === 'async_poll') {
-    return { kind: 'stay', rule: 'unknown_outcome', delayMs: Math.max(pollDelay(t, i.random), retryAfter), ...(att.unknownSince ? {} : { note: { unknownSince: 'start' } }) };
+    const stay: Decision = { kind: 'stay', rule, delayMs: Math.max(pollDelay(t, i.random), retryAfter), ...(att.unknownSince ? {} : { note: { unknownSince: 'start' } }) };
+    return askingPastWindow(i, stay, since, last);
   }
   const next: OrderStep = i.sent === 'sync_call' ? 'sync_call' : 'async_poll';
   const wait = next === 'sync_call' ? (hadUnknown(att) ? t.SYNC_RETRY_INTERVAL_MS : t.SYNC_RETRY_FIRST_DELAY_MS) : t.ASYNC_POLL_FIRST_DELAY_MS;
   // An interrupted call counts from when it was sent.
   const fromSend = sentAt && next === 'sync_call' ? sentAt.getTime() + wait - now : wait;
-  return {
+  const d: Decision = {
     kind: 'transition',
-    rule: 'unknown_outcome',
+    rule,
     next: { step: next, delayMs: Math.max(0, fromSend, retryAfter) },
-    attempt: { state: 'unknown', error, unknownSince: sentAt ?? 'start' },
+    attempt: { state: 'unknown', error: last, unknownSince: sentAt ?? 'start' },
     // One timeline entry when the attempt becomes unknown or the reason changes, not one per retry.
     event:
       hadUnknown(att) && att.errorCode === u.reason
         ? undefined
-        : { type: 'outcome_unknown', detail: { reason: u.reason, http_status: u.httpStatus ?? null, message: u.message, retry_after_ms: u.retryAfterMs ?? null } },
+        : { type: rule === 'unknown_outcome' ? 'outcome_unknown' : 'business_error_not_proof', detail: { reason: u.reason, http_status: u.httpStatus ?? null, message: u.message, retry_after_ms: u.retryAfterMs ?? null } },
   };
+  return askingPastWindow(i, d, since, last);
 }

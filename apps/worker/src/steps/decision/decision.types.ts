@@ -1,6 +1,7 @@
 import type { ServiceConfig } from '@cardpull/config';
 import type { AttemptState, OrderStatus, OrderStep, PullMode } from '@cardpull/db';
 import type { Card, PartnerOutcome, PullRequest } from '@cardpull/partner-client';
+import type { AskStep } from '@cardpull/orders';
 
 /** The settings the decision reads (ARCHITECTURE.md "Settings"; the spec's guidance as defaults). */
 export type DecisionTimings = Pick<
@@ -11,6 +12,7 @@ export type DecisionTimings = Pick<
   | 'ASYNC_POLL_INTERVAL_MIN_MS'
   | 'ASYNC_POLL_INTERVAL_MAX_MS'
   | 'UNKNOWN_OUTCOME_WINDOW_MS'
+  | 'UNKNOWN_OUTCOME_MAX_INTERVAL_MS'
   | 'PULL_REQUEST_SETTLE_MS'
   | 'ASYNC_MAX_ATTEMPTS'
   | 'AWAIT_RECHECK_INTERVAL_MS'
@@ -18,8 +20,8 @@ export type DecisionTimings = Pick<
   | 'CIRCUIT_RETRY_MS'
 >;
 
-/** The partner call whose answer is decided: POST /cards, POST /pull_requests or GET /pull_requests/:id. */
-export type Sent = 'sync_call' | 'async_create' | 'async_poll';
+/** The partner call whose answer is decided: POST /cards, POST /pull_requests or GET /pull_requests/:id (ORDER_STEPS' `asks`). */
+export type Sent = AskStep;
 
 export interface OrderFacts {
   mode: PullMode;
@@ -63,12 +65,6 @@ export interface DecisionInput {
   /** Now, by the database's clock (ms): every deadline that several processes read is measured by it. */
   now: number;
   timings: DecisionTimings;
-  /**
-   * Only for a business error answered to a re-send of a sync ID that had an unknown outcome, when it is the
-   * same error as the re-send before (see `conditionToCheck`): whether the partner's own balance or inventory,
-   * read just now, shows that condition cleared.
-   */
-  conditionCleared?: boolean;
   /** The reconciler asks (the order has no step of its own: needs_attention, failed or completed). */
   reconciling?: boolean;
   /** In [0, 1): where the poll interval falls between its min and max (jitter). */
@@ -91,8 +87,11 @@ export interface Step {
 }
 
 export type Decision =
-  /** A card: stored whatever else is true (the order's card, a surplus card, or a mismatch: see CardStore). */
-  | { kind: 'store_card'; rule: Rule; card: Card; mismatch: string | null; attempt: AttemptPatch }
+  /**
+   * A card: stored whatever else is true (the order's card, a surplus card, or a mismatch: see the card
+   * store). `attempt.state` is `succeeded`, or stays `unknown` when the card came under another request ID.
+   */
+  | { kind: 'store_card'; rule: Rule; card: Card; mismatch: string | null; attempt: AttemptPatch & { state: AttemptState } }
   /** The order moves (guarded by its step): a new status, a next step (null: none), maybe a new request ID. */
   | {
       kind: 'transition';
@@ -114,22 +113,21 @@ export type Decision =
    */
   | { kind: 'stay'; rule: Rule; delayMs: number; note?: AttemptPatch; circuit?: { code: string; message: string } };
 
-/** The rows of ARCHITECTURE.md's classification table, as named in code, logs and tests. */
+/** The rows of the classification table (docs/ARCHITECTURE.md), as named in code, logs and tests. */
 export type Rule =
   | 'card'
   | 'business_error'
-  | 'business_error_after_unknown'
-  | 'stored_answer'
+  | 'business_error_not_proof'
   | 'credentials'
   | 'unknown_outcome'
   | 'unknown_window_expired'
   | 'pull_request_pending'
   | 'pull_request_error'
   | 'request_id_used'
+  | 'request_id_mismatch'
   | 'never_reached'
+  | 'create_again'
   | 'not_found_settling'
-  | 'not_found_settled'
-  | 'used_but_empty'
   | 'not_found_after_seen'
   | 'wait_deadline'
   | 'still_waiting'

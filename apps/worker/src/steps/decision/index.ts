@@ -1,4 +1,4 @@
 export * from './decision.types';
 export * from './decide';
-export { acknowledged, conditionToCheck, hadUnknown, mismatchOf, pollDelay, pullRequestSeen, windowExpired } from './facts';
+export { acknowledged, backoffDelay, hadUnknown, mismatchOf, pollDelay, pullRequestSeen, windowExpired, windowStart } from './facts';
 export * from './resume';

@@ -1,41 +1,46 @@
-import type { DefinitiveCode } from '@cardpull/partner-client';
 import type { Decision, DecisionInput } from './decision.types';
-import { definitiveForThisId, needsAttention, proven } from './endings';
-import { pullRequestSeen } from '@cardpull/orders';
-import { pollDelay } from './facts';
+import { askingPastWindow } from './endings';
+import { acknowledged } from '@cardpull/orders';
+import { BUSINESS_CODES, pollDelay, windowStart } from './facts';
 
 /**
- * 404 on GET /pull_requests/:request_id. Never proof on its own (a read copy may lag behind a creation):
- * what it means depends on what the partner showed of this ID before, and how long the 404s have lasted.
+ * 404 on GET /pull_requests/:request_id. Never proof that the ID is dead (a read copy may lag behind a
+ * creation, for longer than any window we could pick): what it changes depends on what the partner showed
+ * of this ID before.
+ *  - The partner acknowledged it (showed its pull request, or answered 422 "already used" to a re-create):
+ *    a lagging read, or a partner that lost it. Keep reading the same ID; only the partner's word (or an
+ *    operator's, after asking the partner) ends it.
+ *  - Never acknowledged: the creation may never have arrived. Create it again with the SAME request ID
+ *    (which cannot issue a second card: the partner answers 422 "already used" if it has it). After a
+ *    business error answered to such a re-create, that only once 404s have lasted PULL_REQUEST_SETTLE_MS.
  */
 export function notFound(i: DecisionInput, code: string, message: string): Decision {
   const { attempt: att, timings: t, now } = i;
-  const streak = att.notFoundSince ?? new Date(now);
-  const settled = att.notFoundSince !== null && now - att.notFoundSince.getTime() >= t.PULL_REQUEST_SETTLE_MS;
+  const since = windowStart(att);
+  const last = { code, message };
   const settling: Decision = { kind: 'stay', rule: 'not_found_settling', delayMs: pollDelay(t, i.random), ...(att.notFoundSince ? {} : { note: { notFoundSince: 'start' } }) };
-  if (pullRequestSeen(att)) {
-    // The partner showed it, and now says it has none: a read copy that lags, or the partner lost it. Never proof.
-    if (now - streak.getTime() >= t.UNKNOWN_OUTCOME_WINDOW_MS) {
-      return needsAttention(i, { code, message: `${message} (after the partner had shown it ${att.partnerStatus})` }, streak, 'not_found_after_seen');
-    }
-    return { ...settling, rule: 'not_found_after_seen' };
+  if (acknowledged(att)) {
+    return askingPastWindow(i, { ...settling, rule: 'not_found_after_seen' }, since, { code, message: `${message} (after the partner had shown it: ${att.partnerStatus})` });
   }
-  if (att.partnerStatus === 'exists') {
-    // 422 "already used", yet no pull request to read, over the settle window: it can yield no card.
-    return settled ? proven(i, 'used_without_pull_request', `request ID used at the partner, but ${code} since ${streak.toISOString()}`) : settling;
+  if (att.errorCode && BUSINESS_CODES.includes(att.errorCode)) {
+    const settled = att.notFoundSince !== null && now - att.notFoundSince.getTime() >= t.PULL_REQUEST_SETTLE_MS;
+    if (!settled) return askingPastWindow(i, settling, since, last);
+    const again: Decision = {
+      kind: 'transition',
+      rule: 'create_again',
+      next: { step: 'async_create', delayMs: 0 },
+      // A new run of 404s starts after this creation: each re-create waits a whole settle window.
+      attempt: { notFoundSince: 'clear' },
+      event: { type: 'create_again', detail: { code, after_business_error: att.errorCode, same_request_id: true } },
+    };
+    return askingPastWindow(i, again, since, last);
   }
-  const business = att.errorCode as DefinitiveCode | null;
-  if (business && (['gift_card_not_found', 'invalid_amount', 'out_of_stock', 'not_enough_funds'] as string[]).includes(business)) {
-    // A re-create answered a business error; the pull request proven absent makes that answer its fate.
-    return settled ? definitiveForThisId(i, business, att.errorMessage ?? business, 'not_found_settled') : settling;
-  }
-  // Never acknowledged: the creation never reached the partner (or a read copy lags: a re-create then gets
-  // 422 "already used"). Create it again with the SAME request ID.
-  return {
+  const never: Decision = {
     kind: 'transition',
     rule: 'never_reached',
     next: { step: 'async_create', delayMs: 0 },
     attempt: { error: { code, message }, notFoundSince: 'start' },
-    event: att.errorCode === code ? undefined : { type: 'create_again', detail: { code } },
+    event: att.errorCode === code ? undefined : { type: 'create_again', detail: { code, same_request_id: true } },
   };
+  return askingPastWindow(i, never, since, last);
 }

@@ -1,11 +1,13 @@
 import type { Decision, DecisionInput } from './decision.types';
 
 /**
- * The reconciler re-checks IDs of orders that have no step of their own. A card is always stored. An order
- * in needs_attention moves on when the answer lets it (a pending pull request resumes polling with a fresh
- * window, an ID proven dead gets its successor); a retry of the same ID is the reconciler's next pass. A
- * failed or completed order never moves, and an ID already declared dead is only ever asked for a card:
- * its attempt only records what the partner proved.
+ * The reconciler asks about the request IDs that no step of their order asks any more: IDs an operator
+ * declared dead (async ones only, polled for the re-check window: a GET cannot issue a card), and, as a
+ * safety net, open IDs of orders without a step (those of versions that parked them, a card stored under
+ * another request ID). A card is always stored. An order without a step moves on when the answer lets it (a
+ * pending pull request resumes polling with a fresh window, the partner's `error` gets the ID its
+ * successor); anything else is the reconciler's next pass. A failed or completed order never moves, and a
+ * dead ID's answers are only ever a card: its attempt records no more.
  */
 export function forReconciler(i: DecisionInput, d: Decision): Decision {
   if (d.kind === 'store_card') return d;
@@ -28,7 +30,7 @@ export function forReconciler(i: DecisionInput, d: Decision): Decision {
       event: { type: 'reconciled_resumed', detail: { why: 'pull request pending', step: 'async_poll' } },
     };
   }
-  if (d.status === 'needs_attention' || d.rule === 'unknown_outcome' || d.rule === 'credentials') {
+  if (d.status === 'needs_attention' || ['unknown_outcome', 'business_error_not_proof', 'request_id_mismatch', 'credentials'].includes(d.rule)) {
     return { ...unchanged, ...(d.attempt?.error ? { note: { error: d.attempt.error } } : {}) };
   }
   return {
