@@ -254,6 +254,17 @@ export const simSchema = z.object({
   SIM_CONTROL: boolSetting(false),
   /** Accepted clock difference between the Timestamp of a request and the simulator's clock. */
   SIM_TIMESTAMP_WINDOW_S: intSetting(300, 1, 86_400),
+  /**
+   * The simulator's clock, in seconds from the machine's (negative: behind): a partner whose clock is off
+   * from ours. Used for the Timestamp check and sent in the Date header of every answer. PUT /_sim/clock
+   * changes it at run time.
+   */
+  SIM_CLOCK_OFFSET_S: intSetting(0, -86_400, 86_400),
+  /**
+   * The 401 code answered to a Timestamp outside SIM_TIMESTAMP_WINDOW_S: `unauthorized`, or
+   * `invalid_signature` (a partner that does not say the signature failed on its time).
+   */
+  SIM_STALE_TIMESTAMP_CODE: enumSetting(['unauthorized', 'invalid_signature'], 'unauthorized'),
   /** How long a background (async) pull takes: `waiting` for the first half, `processing` for the second. */
   SIM_ASYNC_DELAY_MS: intSetting(1_000, 0, 3_600_000),
   /** How long a synchronous pull takes before the card is issued. */

@@ -4,6 +4,7 @@ import { KIND_OF, isHeldBack, type CallGate, type CallPermit } from './call-gate
 import { classify } from './classify';
 import { retryAfterMs } from './retry-after';
 import type { PartnerEndpoint, PartnerOutcome } from './outcome';
+import { PartnerClock } from './partner-clock';
 import {
   parseBalance,
   parseCardEnvelope,
@@ -32,6 +33,7 @@ export interface PartnerClientOptions {
   logger?: { debug(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   /** Called after every call, for metrics. */
   onCall?: (event: PartnerCallEvent) => void;
+  /** Our clock (tests move it); requests are signed with it plus the partner's clock offset (PartnerClock). */
   now?: () => number;
 }
 
@@ -48,6 +50,11 @@ export interface PartnerCallEvent {
   requestId?: string;
   /** A pull request's status in a successful answer of createPullRequest / getPullRequest. */
   pullStatus?: string;
+  /**
+   * The partner refused the first signature (401) and its Date showed our time was off: the call was sent
+   * again, once, signed with the partner's time. The event (outcome, duration) is the whole call's.
+   */
+  resigned?: true;
   durationMs: number;
 }
 
@@ -71,19 +78,30 @@ const TIMEOUT_OF: Record<PartnerEndpoint, keyof PartnerTimeouts> = {
 };
 
 const API_PREFIX = '/partners/v1';
+/**
+ * A 401 whose Date header shows the partner's clock this far from the time we signed with is re-sent once
+ * with the partner's time: beyond the Date header's resolution (±0.5 s once centred) and a slow answer.
+ */
+export const RESIGN_THRESHOLD_MS = 2_000;
 const MAX_BODY_BYTES = 5 * 1024 * 1024;
 
 /**
  * Typed client of the partner API: one method per endpoint, each signing its request and classifying the
- * answer (see outcome.ts). No retries here: retrying is the jobs' business (invariant 2 lives there).
+ * answer (see outcome.ts). No retries here: retrying is the jobs' business (invariant 2 lives there), with
+ * one exception, the partner's time (ARCHITECTURE.md "Partner time"): a call refused 401 whose answer's Date
+ * shows our signing time was off is sent again once, signed with the partner's time. A 401 means the partner
+ * did nothing with the call, so the same call (same X-RequestId and body) is safe to send again.
  */
 export class PartnerClient {
   private readonly pool: Pool;
   private readonly origin: string;
   private readonly basePath: string;
   readonly timeouts: PartnerTimeouts;
+  /** The partner's clock, from the Date headers of its answers: every request is signed with it. */
+  readonly clock: PartnerClock;
 
   constructor(private readonly opts: PartnerClientOptions) {
+    this.clock = new PartnerClock(opts.now ?? Date.now);
     const t = opts.timeouts ?? {};
     this.timeouts = { sync: t.sync || opts.timeoutMs, create: t.create || opts.timeoutMs, poll: t.poll || opts.timeoutMs, read: t.read || opts.timeoutMs };
     const longest = Math.max(...Object.values(this.timeouts));
@@ -175,42 +193,35 @@ export class PartnerClient {
     }
     const started = performance.now();
     const fullPath = `${this.basePath}${API_PREFIX}${path}`;
-    const authorization = signRequest(
-      {
-        apiKey: this.opts.apiKey,
-        identifier: this.opts.identifier,
-        sharedKeyHex: this.opts.sharedKeyHex,
-        form: this.opts.signatureForm,
-      },
-      { method, url: `${this.origin}${fullPath}`, body },
-      this.opts.now,
-    );
+    // One deadline for the whole call, a re-signed second send included.
+    const signal = AbortSignal.timeout(timeoutMs);
     let outcome: PartnerOutcome<T>;
+    let resigned = false;
     // A span per call (tracing on only): the endpoint and request ID, never the body (a card's code).
     const span = trace.getTracer('cardpull').startSpan(`partner ${endpoint}`, { kind: SpanKind.CLIENT, attributes: { 'cardpull.endpoint': endpoint, 'http.request.method': method, ...(requestId ? { 'cardpull.request_id': requestId } : {}) } });
     try {
-      const res = await this.pool.request({
-        method,
-        path: fullPath,
-        headers: {
-          authorization,
-          accept: 'application/json',
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          ...(requestId && method === 'POST' ? { 'x-requestid': requestId } : {}),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      const text = await readText(res.body);
-      outcome = classify(endpoint, res.statusCode, parseJson(text), parse);
+      let answer = await this.send(method, fullPath, body, requestId, signal);
+      outcome = classify(endpoint, answer.status, parseJson(answer.text), parse);
+      // Refused, and the partner's Date says our signing time was off: its time, once more. Refused again
+      // (or no Date to go by), it is our credentials: the outcome stays `credentials` (the circuit opens).
+      if (outcome.kind === 'credentials' && answer.shownOffsetMs !== undefined && Math.abs(answer.shownOffsetMs - answer.signedOffsetMs) > RESIGN_THRESHOLD_MS) {
+        this.clock.restartFrom(answer.shownOffsetMs);
+        this.opts.logger?.warn(
+          { partnerCall: { endpoint, requestId, code: outcome.code, signedOffsetMs: answer.signedOffsetMs, partnerOffsetMs: answer.shownOffsetMs } },
+          `partner ${endpoint}: refused ${outcome.code}, its clock is ${(answer.shownOffsetMs / 1000).toFixed(1)} s from ours: sent again signed with its time`,
+        );
+        resigned = true;
+        answer = await this.send(method, fullPath, body, requestId, signal);
+        outcome = classify(endpoint, answer.status, parseJson(answer.text), parse);
+      }
       if (outcome.kind === 'unknown') {
-        const wait = retryAfterMs(res.headers['retry-after'], res.headers.date);
+        const wait = retryAfterMs(answer.headers['retry-after'], answer.headers.date);
         if (wait !== undefined) outcome.retryAfterMs = wait;
       }
     } catch (error) {
       outcome = transportFailure(error);
     }
-    span.setAttributes({ 'cardpull.outcome': outcome.kind, ...('httpStatus' in outcome && outcome.httpStatus !== undefined ? { 'http.response.status_code': outcome.httpStatus } : {}) });
+    span.setAttributes({ 'cardpull.outcome': outcome.kind, ...(resigned ? { 'cardpull.resigned': true } : {}), ...('httpStatus' in outcome && outcome.httpStatus !== undefined ? { 'http.response.status_code': outcome.httpStatus } : {}) });
     if (outcome.kind === 'unknown') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.reason });
     span.end();
     permit?.done({
@@ -229,6 +240,7 @@ export class PartnerClient {
       ...(outcome.kind !== 'success' ? { message: outcome.message } : {}),
       ...(requestId ? { requestId } : {}),
       ...(outcome.kind === 'success' ? pullStatusOf(outcome.value) : {}),
+      ...(resigned ? { resigned: true as const } : {}),
     };
     this.opts.onCall?.(event);
     // Never log bodies (cards) nor headers (signature): the event carries what an operator needs.
@@ -236,6 +248,48 @@ export class PartnerClient {
     else this.opts.logger?.warn({ partnerCall: event }, `partner ${endpoint}: ${outcome.kind}`);
     return outcome;
   }
+
+  /**
+   * One send of a call, signed with the partner's time as we know it; the answer's Date feeds the clock.
+   * `signedOffsetMs`: the offset the signature used; `shownOffsetMs`: the one this answer's Date shows.
+   */
+  private async send(method: 'GET' | 'POST', fullPath: string, body: unknown, requestId: string | undefined, signal: AbortSignal): Promise<SentAnswer> {
+    const signedOffsetMs = this.clock.offsetMs();
+    const authorization = signRequest(
+      {
+        apiKey: this.opts.apiKey,
+        identifier: this.opts.identifier,
+        sharedKeyHex: this.opts.sharedKeyHex,
+        form: this.opts.signatureForm,
+      },
+      { method, url: `${this.origin}${fullPath}`, body },
+      this.clock.now,
+    );
+    const res = await this.pool.request({
+      method,
+      path: fullPath,
+      headers: {
+        authorization,
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(requestId && method === 'POST' ? { 'x-requestid': requestId } : {}),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+    });
+    // Read when the headers arrive, before the body: the Date was written just before them.
+    const shownOffsetMs = this.clock.observe(res.headers.date);
+    const text = await readText(res.body);
+    return { status: res.statusCode, headers: res.headers, text, signedOffsetMs, shownOffsetMs };
+  }
+}
+
+interface SentAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  signedOffsetMs: number;
+  shownOffsetMs: number | undefined;
 }
 
 async function readText(body: { text(): Promise<string>; dump?: () => Promise<void> } & AsyncIterable<Buffer>) {

@@ -151,11 +151,11 @@ export interface Fault extends FaultSpec {
   hits: number;
 }
 
-/** The Retry-After header a fault asks for, if any. */
-export function retryAfterHeader(fault: Fault, fallbackS?: number): Record<string, string> {
+/** The Retry-After header a fault asks for, if any; an HTTP date by the partner's clock (`nowMs`). */
+export function retryAfterHeader(fault: Fault, fallbackS?: number, nowMs = Date.now()): Record<string, string> {
   const seconds = fault.retry_after_s ?? fallbackS;
   if (seconds === undefined) return {};
   return {
-    'Retry-After': fault.retry_after_format === 'http_date' ? new Date(Date.now() + seconds * 1000).toUTCString() : String(seconds),
+    'Retry-After': fault.retry_after_format === 'http_date' ? new Date(nowMs + seconds * 1000).toUTCString() : String(seconds),
   };
 }

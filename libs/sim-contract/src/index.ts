@@ -5,3 +5,4 @@ export * from './fault-spec';
 export * from './ledger';
 export * from './views';
 export * from './limits';
+export * from './clock';

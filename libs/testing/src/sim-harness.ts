@@ -8,7 +8,7 @@ import {
   type SignatureForm,
 } from '@cardpull/partner-client';
 import type { Inventory } from '@cardpull/partner-client';
-import type { Fault, FaultSpecInput, LedgerView, SimLimitsInput, SimLimitsView, SimStateView } from '@cardpull/sim-contract';
+import type { Fault, FaultSpecInput, LedgerView, SimClockInput, SimClockView, SimLimitsInput, SimLimitsView, SimStateView } from '@cardpull/sim-contract';
 
 export type { Fault, FaultSpecInput, LedgerView, SimStateView };
 
@@ -129,6 +129,15 @@ export class SimControl {
 
   async limits(): Promise<SimLimitsView> {
     return this.call<SimLimitsView>('GET', '/_sim/limits');
+  }
+
+  /** PUT /_sim/clock: the partner's clock offset, Timestamp window and stale-Timestamp code, until the next reset. */
+  setClock(clock: SimClockInput): Promise<SimClockView> {
+    return this.call<SimClockView>('PUT', '/_sim/clock', clock);
+  }
+
+  clock(): Promise<SimClockView> {
+    return this.call<SimClockView>('GET', '/_sim/clock');
   }
 
   async faults(): Promise<Fault[]> {

@@ -44,6 +44,15 @@ describe('verifySignature: the spec Authentication rules', () => {
     expect(verify(get(at(NOW_S - 61)))).toBe('unauthorized');
   });
 
+  it('a Timestamp outside the window is answered with the stale-Timestamp code (SIM_STALE_TIMESTAMP_CODE), by the partner\'s clock', () => {
+    const at = (ts: number) => get(header(sign(`GET+http://sim:4010/partners/v1/balance++${ts}`), ts));
+    const partnerAhead = (NOW_S + 120) * 1000;
+    const hostile = { windowS: 30, staleCode: 'invalid_signature' as const };
+    expect(verifySignature(config, at(NOW_S), partnerAhead, hostile)?.code).toBe('invalid_signature');
+    expect(verifySignature(config, at(NOW_S + 100), partnerAhead, hostile)).toBeNull();
+    expect(verifySignature(config, at(NOW_S), partnerAhead, { ...hostile, staleCode: 'unauthorized' })?.code).toBe('unauthorized');
+  });
+
   it('credentials are checked before the signature', () => {
     const wrongKey = header('00').replace(config.SIM_API_KEY, 'other');
     expect(verify(get(wrongKey))).toBe('unauthorized');

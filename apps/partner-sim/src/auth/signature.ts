@@ -8,6 +8,7 @@ import {
   signingToken,
   type SignatureForm,
 } from '@cardpull/partner-client';
+import type { StaleTimestampCode } from '@cardpull/sim-contract';
 import type { ParsedBody } from '../common/request-context';
 import { PartnerError } from '../common/partner-error';
 
@@ -22,17 +23,31 @@ export interface SignedRequest {
 
 const FORMS: readonly SignatureForm[] = ['example', 'formula'];
 
+/** The accepted Timestamp difference, and the 401 code beyond it. */
+export interface TimestampPolicy {
+  windowS: number;
+  staleCode: StaleTimestampCode;
+}
+
 /**
  * The spec's Authentication rules (see ../shared/ARCHITECTURE.md, Signature). Returns null when the request
  * is accepted, otherwise the 401 to answer:
  *  - header missing or malformed, unknown API key or identifier: `unauthorized`;
- *  - Timestamp further than SIM_TIMESTAMP_WINDOW_S from our clock: `unauthorized` (the window is not shown
- *    by the spec; our choice: the credentials are well-formed but the request is not accepted);
+ *  - Timestamp further than the window (SIM_TIMESTAMP_WINDOW_S) from the partner's clock (the machine's
+ *    plus SIM_CLOCK_OFFSET_S): `unauthorized` by default (the window is not shown by the spec; our choice:
+ *    the credentials are well-formed but the request is not accepted), or the code SIM_STALE_TIMESTAMP_CODE
+ *    names (`invalid_signature`: a partner that does not say it was the time);
  *  - no candidate token gives the signature: `invalid_signature`.
  * Every form the spec allows is a candidate: with or without the identifier, a GET's payload part empty or
  * left out, the URL from the Host header or from SIM_PUBLIC_BASE_URL.
  */
-export function verifySignature(config: SimConfig, req: SignedRequest, nowMs = Date.now()): PartnerError | null {
+export function verifySignature(
+  config: SimConfig,
+  req: SignedRequest,
+  /** The partner's now (the simulator's clock, offset included). */
+  nowMs = Date.now(),
+  clock: TimestampPolicy = { windowS: config.SIM_TIMESTAMP_WINDOW_S, staleCode: config.SIM_STALE_TIMESTAMP_CODE },
+): PartnerError | null {
   const auth = parseAuthorization(req.authorization);
   if (!auth) {
     return new PartnerError(401, 'unauthorized', 'Missing or malformed Authorization header');
@@ -43,12 +58,9 @@ export function verifySignature(config: SimConfig, req: SignedRequest, nowMs = D
   if (!knownKey || !knownId) {
     return new PartnerError(401, 'unauthorized', 'Unknown API key or identifier');
   }
-  if (Math.abs(nowMs / 1000 - Number(auth.timestamp)) > config.SIM_TIMESTAMP_WINDOW_S) {
-    return new PartnerError(
-      401,
-      'unauthorized',
-      `Timestamp is more than ${config.SIM_TIMESTAMP_WINDOW_S} seconds away from the server time`,
-    );
+  if (Math.abs(nowMs / 1000 - Number(auth.timestamp)) > clock.windowS) {
+    const message = clock.staleCode === 'unauthorized' ? `Timestamp is more than ${clock.windowS} seconds away from the server time` : 'Signature does not match the request';
+    return new PartnerError(401, clock.staleCode, message);
   }
   let match = false;
   for (const token of candidateTokens(config, req, auth.identifier, auth.timestamp)) {

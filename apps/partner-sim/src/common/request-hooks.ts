@@ -13,6 +13,7 @@ const PULL_REQUEST_PATH = /^\/partners\/v1\/pull_requests\/([^/?]+)$/;
  * Per-request bookkeeping, in Fastify hooks so it covers every partner request, rejected ones included:
  *  - the ledger row (opened on arrival, its status written when the answer is sent, its finished_at when the
  *    answer has been written or the connection closed without one: a reset, or a client that gave up);
+ *  - the Date header of every answer, by the partner's clock (the machine's plus its offset);
  *  - POST /cards: the request ID. The spec does not show where a generated one is returned: we always
  *    echo it in the X-RequestId response header (set here, so even a 401 carries it).
  */
@@ -55,6 +56,8 @@ export function registerRequestHooks(fastify: FastifyInstance, state: SimStateSe
 
   fastify.addHook('onSend', async (req, reply, payload) => {
     if (req.sim?.entry) req.sim.entry.status = reply.statusCode;
+    // Node would send the machine's time; the partner says its own (SIM_CLOCK_OFFSET_S, PUT /_sim/clock).
+    reply.header('date', new Date(state.clock.nowMs()).toUTCString());
     return payload;
   });
 }

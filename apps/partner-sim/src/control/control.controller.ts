@@ -6,7 +6,7 @@ import { PartnerError } from '../common/partner-error';
 import { inventoryOf } from '../catalog/inventory';
 import { FaultRegistry } from '../faults/fault-registry';
 import { faultSpecSchema, type Fault } from '@cardpull/sim-contract';
-import { simLimitsSchema, type LedgerView, type SimLimitsView, type SimStateView } from '@cardpull/sim-contract';
+import { simClockSchema, simLimitsSchema, type LedgerView, type SimClockView, type SimLimitsView, type SimStateView } from '@cardpull/sim-contract';
 import { SimStateService } from '../state/sim-state.service';
 import { balanceBodySchema, parseControlBody, stockBodySchema } from './control-bodies';
 import { setStock } from './stock';
@@ -23,7 +23,7 @@ export class ControlController {
     private readonly faults: FaultRegistry,
   ) {}
 
-  /** Back to the seed: catalog, stocks, balance, pulls, pull requests, cards, ledger, and the faults of SIM_FAULTS alone. */
+  /** Back to the seed: catalog, stocks, balance, pulls, pull requests, cards, ledger, the faults of SIM_FAULTS alone, the limits and clock of the settings. */
   @Post('reset')
   @HttpCode(200)
   reset(): { reset: true } {
@@ -77,6 +77,17 @@ export class ControlController {
   @Get('limits')
   limits(): SimLimitsView {
     return this.state.limiter.view();
+  }
+
+  /** The partner's clock: its offset from the machine's, its Timestamp window and its answer beyond it (until the next reset). */
+  @Put('clock')
+  setClock(@Req() req: FastifyRequest): SimClockView {
+    return this.state.clock.set(parseControlBody(req, simClockSchema));
+  }
+
+  @Get('clock')
+  clock(): SimClockView {
+    return this.state.clock.view();
   }
 
   @Get('ledger')

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SimAnswer } from '../common/answer';
 import { SchedulerService } from '../state/scheduler.service';
+import { SimStateService } from '../state/sim-state.service';
 import { FaultRegistry, type FaultContext } from './fault-registry';
 import { PartnerError } from '../common/partner-error';
 import { DEFAULT_LATENCY_MS, DEFAULT_STATUS, retryAfterHeader, type Fault } from '@cardpull/sim-contract';
@@ -14,9 +15,9 @@ export const latencyOf = (fault: Fault): number => fault.latency_ms ?? DEFAULT_L
  * the envelope with the fault's error_code (a business error, say), or what a broken partner (or the proxy
  * in front of it) answers: an HTML error page. Nothing is done or stored.
  */
-export function brokenAnswer(fault: Fault): SimAnswer {
+export function brokenAnswer(fault: Fault, nowMs: number): SimAnswer {
   const status = fault.status ?? DEFAULT_STATUS[fault.mode] ?? 500;
-  const headers = retryAfterHeader(fault, fault.mode === 'rate_limited' ? 1 : undefined);
+  const headers = retryAfterHeader(fault, fault.mode === 'rate_limited' ? 1 : undefined, nowMs);
   if (fault.mode === 'rate_limited' || fault.error_code) {
     const code = fault.error_code ?? 'rate_limited';
     const error = new PartnerError(status, code, fault.mode === 'rate_limited' ? 'Too many requests: slow down' : `${code} (scripted)`, headers);
@@ -40,6 +41,7 @@ export class ResponderService {
   constructor(
     private readonly faults: FaultRegistry,
     private readonly scheduler: SchedulerService,
+    private readonly state: SimStateService,
   ) {}
 
   /**
@@ -48,7 +50,7 @@ export class ResponderService {
    */
   async read(req: FastifyRequest, reply: FastifyReply, ctx: Omit<FaultContext, 'newPull'>, compute: () => SimAnswer): Promise<void> {
     const fault = this.faults.select(req, { ...ctx, newPull: true });
-    if (answersBeforeAnything(fault)) return this.send(req, reply, brokenAnswer(fault!));
+    if (answersBeforeAnything(fault)) return this.send(req, reply, brokenAnswer(fault!, this.state.clock.nowMs()));
     if (fault?.mode === 'latency') await this.scheduler.sleep(latencyOf(fault));
     this.send(req, reply, compute(), fault);
   }
@@ -70,7 +72,7 @@ export class ResponderService {
         req.raw.socket?.destroy();
         return;
       case 'error_after_issue':
-        write(reply, brokenAnswer(fault));
+        write(reply, brokenAnswer(fault, this.state.clock.nowMs()));
         return;
       default:
         write(reply, answer);

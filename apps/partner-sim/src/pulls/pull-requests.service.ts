@@ -58,7 +58,7 @@ export class PullRequestsService {
     const giftCardCode = typeof input.gift_card_code === 'string' ? input.gift_card_code : null;
     const ctx = { kind: 'pull_requests' as const, giftCardCode, requestId, newPull: !used };
     const fault = this.faults.select(req, ctx);
-    if (answersBeforeAnything(fault)) return this.responder.send(req, reply, brokenAnswer(fault!));
+    if (answersBeforeAnything(fault)) return this.responder.send(req, reply, brokenAnswer(fault!, this.state.clock.nowMs()));
     // A failed creation does not use up the request ID.
     const order = checkPull(world, input.gift_card_code, input.amount);
     if (used) {

@@ -18,8 +18,8 @@ import { brokenBrandError, checkPull, isBrokenBrand, publicBase, unwrapBody } fr
  * shared with the client), status `conflict`, and Retry-After: 10 (the spec's ~10 s retry guidance), or the
  * come_back_later fault's own Retry-After. Under the accepted_202 reading: 202 {"status": "processing"}.
  */
-function comeBackLater(fault: Fault | null, accepted202: boolean): SimAnswer {
-  const headers = fault ? retryAfterHeader(fault, 10) : { 'Retry-After': '10' };
+function comeBackLater(fault: Fault | null, accepted202: boolean, nowMs: number): SimAnswer {
+  const headers = fault ? retryAfterHeader(fault, 10, nowMs) : { 'Retry-After': '10' };
   if (accepted202) return { status: 202, body: { status: 'processing' }, headers };
   return new PartnerError(409, PULL_IN_PROGRESS_CODE, 'The card is still being pulled: come back later with the same X-RequestId', headers).toAnswer();
 }
@@ -49,7 +49,7 @@ export class SyncPullsService {
     const input = known ? null : unwrapBody(req.sim.body, 'card');
     const ctx = { kind: 'cards' as const, giftCardCode: giftCardCodeOf(req), requestId, newPull: !known };
     const fault = this.faults.select(req, ctx);
-    if (answersBeforeAnything(fault)) return this.responder.send(req, reply, brokenAnswer(fault!));
+    if (answersBeforeAnything(fault)) return this.responder.send(req, reply, brokenAnswer(fault!, this.state.clock.nowMs()));
     if (known) {
       // business_first: the repeat's body goes through the checks of a new pull before its request ID is looked at.
       const refusal = businessRefusal(world, req);
@@ -57,7 +57,7 @@ export class SyncPullsService {
     }
     if (known?.state === 'done') return this.responder.send(req, reply, known.answer);
     const accepted202 = () => !!this.faults.reading(req, ctx, 'accepted_202');
-    if (known || !input) return this.responder.send(req, reply, comeBackLater(null, accepted202()));
+    if (known || !input) return this.responder.send(req, reply, comeBackLater(null, accepted202(), this.state.clock.nowMs()));
 
     const base = publicBase(this.config.SIM_PUBLIC_BASE_URL, req.headers.host);
     world.syncPulls.set(requestId, { state: 'in_progress' });
@@ -67,7 +67,7 @@ export class SyncPullsService {
     if (fault?.mode === 'come_back_later') {
       // Every call until the pull finishes, this one included, is told to come back later.
       this.scheduler.after(latencyOf(fault), complete);
-      return this.responder.send(req, reply, comeBackLater(fault, accepted202()));
+      return this.responder.send(req, reply, comeBackLater(fault, accepted202(), this.state.clock.nowMs()));
     }
     const extra = fault?.mode === 'latency' ? latencyOf(fault) : 0;
     await this.scheduler.sleep(this.config.SIM_SYNC_DELAY_MS + extra);

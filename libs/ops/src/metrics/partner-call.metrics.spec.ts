@@ -1,5 +1,5 @@
 import { Registry } from 'prom-client';
-import { PartnerCallListeners, type PartnerCallEvent } from '@cardpull/partner-client';
+import { PartnerCallListeners, type PartnerCallEvent, type PartnerClient } from '@cardpull/partner-client';
 import { PartnerCallMetrics } from './partner-call.metrics';
 
 describe('cardpull_pull_retries_total: every partner answer that makes the order call again', () => {
@@ -40,5 +40,32 @@ describe('cardpull_pull_retries_total: every partner answer that makes the order
     call({ endpoint: 'createCard', outcome: 'definitive', code: 'gift_card_not_found' });
     call({ endpoint: 'createCard', outcome: 'credentials', code: 'invalid_signature' });
     expect(Object.values(await retries()).every((n) => n === 0)).toBe(true);
+  });
+});
+
+describe('the partner\'s time: cardpull_partner_clock_offset_seconds and cardpull_partner_resigned_calls_total', () => {
+  it('the gauge is the client\'s current estimate in seconds (0 without a client); a re-signed call is counted once, by the outcome of its second send', async () => {
+    const registry = new Registry();
+    const listeners = new PartnerCallListeners();
+    let offsetMs = 120_500;
+    // The client's clock alone is read: a stand-in for it.
+    const client = { clock: { offsetMs: () => offsetMs } } as unknown as PartnerClient;
+    new PartnerCallMetrics(registry, listeners, client).onModuleInit();
+    const offset = async () => (await registry.getSingleMetric('cardpull_partner_clock_offset_seconds')!.get()).values[0]!.value;
+    expect(await offset()).toBe(120.5);
+    offsetMs = -3_000;
+    expect(await offset()).toBe(-3);
+
+    listeners.emit({ endpoint: 'createCard', outcome: 'success', resigned: true, durationMs: 5 });
+    listeners.emit({ endpoint: 'getBalance', outcome: 'credentials', code: 'invalid_signature', resigned: true, durationMs: 5 });
+    listeners.emit({ endpoint: 'getBalance', outcome: 'success', durationMs: 5 });
+    const resigned = (await registry.getSingleMetric('cardpull_partner_resigned_calls_total')!.get()).values.map((v) => [v.labels.endpoint, v.labels.outcome, v.value]);
+    expect(resigned).toEqual([['createCard', 'success', 1], ['getBalance', 'credentials', 1]]);
+    const calls = (await registry.getSingleMetric('cardpull_partner_calls_total')!.get()).values.reduce((n, v) => n + v.value, 0);
+    expect(calls).toBe(3);
+
+    const bare = new Registry();
+    new PartnerCallMetrics(bare, new PartnerCallListeners());
+    expect((await bare.getSingleMetric('cardpull_partner_clock_offset_seconds')!.get()).values[0]!.value).toBe(0);
   });
 });

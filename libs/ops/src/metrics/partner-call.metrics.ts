@@ -1,6 +1,6 @@
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import { Counter, Histogram, type Registry } from 'prom-client';
-import { PartnerCallListeners, type PartnerCallEvent, type PartnerEndpoint } from '@cardpull/partner-client';
+import { Inject, Injectable, Optional, type OnModuleInit } from '@nestjs/common';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { PartnerCallListeners, PartnerClient, type PartnerCallEvent, type PartnerEndpoint } from '@cardpull/partner-client';
 import { METRICS_REGISTRY, METRIC_PREFIX } from '@cardpull/platform';
 
 /** Seconds; the partner client's timeout is PARTNER_TIMEOUT_MS (10 s by default). */
@@ -22,17 +22,22 @@ const label = (value: string | undefined): string => (value && /^[A-Za-z0-9_]{1,
  * - `new_attempt`: out_of_stock / not_enough_funds end the request ID; the order gets a new one when the
  *   stock or the funds allow (or fails at its deadline); a pull request in status `error` ends its request
  *   ID too, and the order gets a new one (up to ASYNC_MAX_ATTEMPTS).
- * Counted when the answer arrives, in the process that made the call (the worker).
+ * Counted when the answer arrives, in the process that made the call (the worker). Also the partner's time
+ * (ARCHITECTURE.md "Partner time"): this process's estimate of the partner's clock offset, and the calls
+ * re-sent once signed with the partner's time after a 401 whose Date showed ours was off.
  */
 @Injectable()
 export class PartnerCallMetrics implements OnModuleInit {
   readonly duration: Histogram<'endpoint' | 'outcome'>;
   readonly calls: Counter<'endpoint' | 'outcome' | 'reason'>;
   readonly retries: Counter<'endpoint' | 'kind'>;
+  readonly resigned: Counter<'endpoint' | 'outcome'>;
 
   constructor(
     @Inject(METRICS_REGISTRY) registry: Registry,
     private readonly listeners: PartnerCallListeners,
+    /** This process's partner client, whose clock the offset gauge reads (absent: the gauge says 0). */
+    @Optional() client?: PartnerClient,
   ) {
     this.duration = new Histogram({
       name: `${METRIC_PREFIX}partner_call_duration_seconds`,
@@ -53,6 +58,20 @@ export class PartnerCallMetrics implements OnModuleInit {
       labelNames: ['endpoint', 'kind'],
       registers: [registry],
     });
+    this.resigned = new Counter({
+      name: `${METRIC_PREFIX}partner_resigned_calls_total`,
+      help: 'Partner calls refused 401 whose Date header showed our signing time was off, sent again once signed with the partner\'s time, by endpoint and the outcome of the second send (credentials: refused again)',
+      labelNames: ['endpoint', 'outcome'],
+      registers: [registry],
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}partner_clock_offset_seconds`,
+      help: 'The partner\'s clock minus ours, as this process estimates it from the Date headers of the partner\'s answers (median of the last 15; 0 before any); requests are signed with our clock plus it',
+      registers: [registry],
+      collect() {
+        this.set(client ? client.clock.offsetMs() / 1000 : 0);
+      },
+    });
     for (const endpoint of [...PULL_ENDPOINTS, 'getPullRequest']) {
       for (const kind of ['same_id', 'new_attempt']) this.retries.inc({ endpoint, kind }, 0);
     }
@@ -66,6 +85,7 @@ export class PartnerCallMetrics implements OnModuleInit {
     const { endpoint, outcome } = event;
     this.duration.observe({ endpoint, outcome }, event.durationMs / 1000);
     this.calls.inc({ endpoint, outcome, reason: label(outcome === 'unknown' ? event.reason : event.code) });
+    if (event.resigned) this.resigned.inc({ endpoint, outcome });
     if (PULL_ENDPOINTS.includes(endpoint) && outcome === 'unknown') this.retries.inc({ endpoint, kind: 'same_id' });
     if (endpoint === 'getPullRequest' && outcome === 'not_found') this.retries.inc({ endpoint, kind: 'same_id' });
     if (PULL_ENDPOINTS.includes(endpoint) && outcome === 'definitive' && NEW_ATTEMPT_CODES.has(event.code ?? '')) {

@@ -22,6 +22,8 @@ export interface PartnerPanelModel {
   traffic: ScopeView[] | null;
   /** The deadline of each kind of call in force (PARTNER_TIMEOUT_*_MS). */
   timeouts: PartnerTimeouts;
+  /** The partner's clock minus ours as this process reads it (Date headers of its answers; ARCHITECTURE.md "Partner time"). */
+  clock: { offsetS: number; answers: number };
 }
 
 /** A snapshot, or why it is missing: the partner was slow (TimeoutError), it failed, or nothing is cached yet. */
@@ -73,6 +75,8 @@ export class PartnerPanel {
       errors,
       traffic,
       timeouts: this.client.timeouts,
+      // Read after the balance and inventories above: their answers count.
+      clock: { offsetS: this.client.clock.offsetMs() / 1000, answers: this.client.clock.sampleCount() },
     };
   }
 

@@ -101,7 +101,15 @@ function traffic(p: PartnerPanelModel): Html {
       <td>${per(v.ratePerSecond, '/s')}${v.adaptive ? html` <span class="badge">slowed</span>` : ''}</td><td>${v.lastSecond}</td><td>${v.inFlight}</td><td>${v.rateLimitedLastHour}</td></tr>`,
     )}</tbody>
   </table>`}
-  <p class="small muted" data-timeouts>Timeouts: ${p.timeouts.sync} ms sync pull, ${p.timeouts.create} ms async creation, ${p.timeouts.poll} ms poll, ${p.timeouts.read} ms read</p>`;
+  <p class="small muted" data-timeouts>Timeouts: ${p.timeouts.sync} ms sync pull, ${p.timeouts.create} ms async creation, ${p.timeouts.poll} ms poll, ${p.timeouts.read} ms read</p>
+  ${partnerClock(p.clock)}`;
+}
+
+/** Calls are signed with the partner's time; far off, a clock (ours or the partner's) needs a look. */
+function partnerClock(clock: PartnerPanelModel['clock']): Html {
+  const off = Math.abs(clock.offsetS) > 10;
+  const text = clock.answers === 0 ? 'not read yet' : `${clock.offsetS >= 0 ? '+' : '-'}${Math.abs(clock.offsetS).toFixed(1)} s from ours`;
+  return html`<p class="small ${off ? 'warn' : 'muted'}" data-partner-clock>Partner clock: ${text} <span class="muted">(as this API process reads the Date headers of its last ${clock.answers} answers; requests are signed with it; each worker's in cardpull_partner_clock_offset_seconds)</span></p>`;
 }
 
 function partner(p: PartnerPanelModel): Html {
