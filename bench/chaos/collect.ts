@@ -28,8 +28,26 @@ export async function statusCounts(url: string): Promise<Record<string, number> 
 
 export const TERMINAL_STATUSES = ['completed', 'failed', 'needs_attention'];
 
-export const openOrders = (counts: Record<string, number>) =>
-  Object.entries(counts).reduce((n, [s, c]) => (TERMINAL_STATUSES.includes(s) ? n : n + c), 0);
+/**
+ * SQL: order `o` waits on a request ID of unknown outcome (an open attempt that had an unknown outcome) and
+ * its step still asks the partner about it: the rule's "when in doubt, wait on the same ID" (no new ID without
+ * the partner's word or an operator's), not a stuck order. Past UNKNOWN_OUTCOME_WINDOW_MS it needs attention.
+ */
+export const IN_DOUBT_SQL = `(o.next_step IS NOT NULL AND EXISTS (SELECT 1 FROM attempts a WHERE a.order_id = o.id AND a.state IN ('sent', 'unknown') AND a.unknown_since IS NOT NULL))`;
+
+/** Orders neither terminal nor in doubt (see IN_DOUBT_SQL): what the quiet wait waits for. Null when Postgres did not answer. */
+export async function unsettledOrders(url: string): Promise<number | null> {
+  try {
+    return await withDb(url, async (db) => {
+      const { rows } = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM orders o WHERE o.status NOT IN ('completed', 'failed', 'needs_attention') AND NOT ${IN_DOUBT_SQL}`,
+      );
+      return rows[0]!.n;
+    }, 1_500);
+  } catch {
+    return null;
+  }
+}
 
 export interface DbFigures {
   byStatus: Record<string, { sync: number; async: number; total: number }>;

@@ -28,6 +28,8 @@ export interface ChaosReport {
       ordersWithSeveralAttempts: number;
       /** needs_attention orders by reason (card_mismatch: the wrong_card fault). */
       needsAttentionByReason: Record<string, number>;
+      /** Orders waiting on a request ID of unknown outcome, still asked (verify.ts inDoubt), by the partner's last answer. */
+      inDoubt?: { count: number; byLastAnswer: Record<string, number> };
     };
     cards: { issuedForOurRequestIds: number; issuedTotal: number; stored: number; byRole: Record<string, number> };
     /** The money-safety promise in four counts (verify.ts moneyCounts); each must be 0. */
@@ -146,6 +148,9 @@ export function summaryLines(r: ChaosReport): string[] {
   out.push(`  ${'all'.padEnd(18)}${String(total.sync).padStart(7)}${String(total.async).padStart(7)}${String(total.total).padStart(7)}`, '');
   if (Object.keys(f.orders.failedByCode).length) out.push(`failed by reason:   ${Object.entries(f.orders.failedByCode).map(([c, n]) => `${c} ${n}`).join(', ')}`);
   out.push(`attempts:           ${f.orders.attempts} request IDs, ${f.orders.ordersWithSeveralAttempts} orders needed more than one`);
+  if (f.orders.inDoubt?.count) {
+    out.push(`in doubt:           ${f.orders.inDoubt.count} orders wait on a request ID of unknown outcome, still asked (last answer: ${Object.entries(f.orders.inDoubt.byLastAnswer).map(([c, n]) => `${c} ${n}`).join(', ')}); only the partner's word or an operator's ends them`);
+  }
   if (Object.keys(f.orders.needsAttentionByReason).length) out.push(`needs attention:    ${Object.entries(f.orders.needsAttentionByReason).map(([c, n]) => `${c} ${n}`).join(', ')}`);
   out.push(`cards:              issued for our request IDs ${f.cards.issuedForOurRequestIds} (of ${f.cards.issuedTotal} issued), stored ${f.cards.stored} (${Object.entries(f.cards.byRole).map(([r, n]) => `${r} ${n}`).join(', ') || 'none'})`);
   out.push(

@@ -1,14 +1,14 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { snapshot } from '@cardpull/testing';
-import { databaseText, dbFigures, openOrders, redisText, statusCounts } from './collect';
+import { databaseText, dbFigures, redisText, statusCounts, unsettledOrders } from './collect';
 import { applyFaults, faultHits, faultPlan } from './faults';
 import { Cleanup, ROOT, buildApps, sleep, stamp, type Log } from './infra';
 import { FIXED_STOCK_CODE, SCARCE, balanceNeeded, newLoadState, planOrders, sendOrders } from './load';
 import { addViolations, newReport, progressLine, secs, summaryLines, writeReport, type ChaosReport } from './report';
 import { describeSettings, type ChaosSettings } from './settings';
 import { ChaosStack } from './stack';
-import { intakeConsistency, invariantViolations, moneyCounts, notTerminal, overlappingPosts, secretsInFiles, secretsInText } from './verify';
+import { inDoubt, intakeConsistency, invariantViolations, moneyCounts, notTerminal, overlappingPosts, secretsInFiles, secretsInText } from './verify';
 
 export type { ChaosReport } from './report';
 export { chaosSettings, settingsFromEnv, type ChaosSettings } from './settings';
@@ -166,10 +166,11 @@ export async function runChaos(settings: ChaosSettings, opts: RunOptions = {}): 
     report.figures.faultPhaseS = since();
     log(`faults off at ${report.figures.faultPhaseS} s; waiting for every order to be terminal (at most ${settings.quietTimeoutS} s)`);
 
-    // Quiet: every order terminal, within the limit after the faults stopped.
+    // Quiet: every order terminal, or waiting on a request ID of unknown outcome that its step still asks
+    // about (in doubt: only the partner's word or an operator's ends it), within the limit after the faults stopped.
     while (Date.now() - faultsStopped < settings.quietTimeoutS * 1000) {
-      const counts = await statusCounts(stack.pg.url);
-      if (counts && openOrders(counts) === 0) {
+      const unsettled = await unsettledOrders(stack.pg.url);
+      if (unsettled === 0) {
         report.figures.timeToQuietS = secs(Date.now() - faultsStopped);
         break;
       }
@@ -251,6 +252,8 @@ function verify(report: ChaosReport, stack: ChaosStack, ledger: Ledger, db: Awai
   addViolations(report, 'IDs declared dead without an operator', money.declaredDeadWithoutOperator);
   addViolations(report, 'invariants', invariantViolations(db, ledger));
   addViolations(report, 'one request ID in flight at a time', overlappingPosts(ledger, timeoutMs));
+  const doubt = inDoubt(db);
+  report.figures.orders.inDoubt = { count: doubt.length, byLastAnswer: countBy(doubt.map((d) => d.lastAnswer)) };
   addViolations(report, 'terminal in time', report.figures.timeToQuietS === null ? notTerminal(db, report.settings.quietTimeoutS) : []);
   addViolations(report, 'intake', [
     ...load.rejected.map((f) => `order ${f.key} rejected by the API: ${f.status} ${f.error}`),

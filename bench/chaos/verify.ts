@@ -158,9 +158,23 @@ export function secretsInText(label: string, text: string, ledger: LedgerView): 
   return found.length ? [`secrets in ${label}: ${found.length} (${found.slice(0, 5).join('; ')}${found.length > 5 ? '; ...' : ''})`] : [];
 }
 
-/** Orders that are not terminal (completed, failed, needs_attention) at the end of the quiet wait. */
+/**
+ * Orders that wait on a request ID of unknown outcome which their step still asks about (collect.ts
+ * IN_DOUBT_SQL): the rule's answer to a partner that never gives its word (a first send whose answer was
+ * lost, replayed as out_of_stock ever after, say): the same ID, asked on, and needs_attention past the window.
+ */
+export function inDoubt(db: DbSnapshot): { orderId: string; requestId: string; lastAnswer: string }[] {
+  const byOrder = new Map(db.orders.map((o) => [o.id, o]));
+  return db.attempts
+    .filter((a) => (a.state === 'sent' || a.state === 'unknown') && a.unknown_since !== null && byOrder.get(a.order_id)?.next_step)
+    .filter((a) => !['completed', 'failed'].includes(byOrder.get(a.order_id)!.status))
+    .map((a) => ({ orderId: a.order_id, requestId: a.request_id, lastAnswer: a.error_code ?? 'unknown' }));
+}
+
+/** Orders that are not terminal (completed, failed, needs_attention) nor in doubt (inDoubt) at the end of the quiet wait. */
 export function notTerminal(db: DbSnapshot, quietTimeoutS: number): string[] {
-  const open = db.orders.filter((o) => !TERMINAL.has(o.status));
+  const doubt = new Set(inDoubt(db).map((d) => d.orderId));
+  const open = db.orders.filter((o) => !TERMINAL.has(o.status) && !doubt.has(o.id));
   if (!open.length) return [];
   const byStatus = new Map<string, number>();
   for (const o of open) byStatus.set(o.status, (byStatus.get(o.status) ?? 0) + 1);

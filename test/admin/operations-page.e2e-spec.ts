@@ -2,6 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { waitFor } from '@cardpull/testing';
 import { createOrder, insertOrder, startStack, waitForOrder, type Stack } from '../support/stack';
 import { ADMIN_ENV, ALICE, VICTOR, launchBrowser } from './support/admin';
 
@@ -55,7 +56,21 @@ describe('operations page in a browser: log in, find, re-drive, mark failed, job
       waitForOrder(stack, orders.invalid.id, (o) => o.status === 'failed'),
       waitForOrder(stack, orders.waiting.id, (o) => o.status === 'awaiting_stock'),
     ]);
-    await stack.sim.control.clearFaults();
+    // Past the window their request IDs are still asked, ever less often: an hour in, the next ask is an hour
+    // away, so they wait for the operator here (the 503s of NOVA-GAMES-FREE stop right before its re-drive).
+    const { Client } = await import('pg');
+    const db = new Client({ connectionString: stack.db.url });
+    await db.connect();
+    const parked = [orders.recoverable.id, orders.broken.id, orders.brokenToo.id];
+    try {
+      await db.query(`UPDATE attempts SET unknown_since = now() - interval '1 hour' WHERE order_id = ANY($1::uuid[])`, [parked]);
+      await waitFor('their next asks an hour away', async () => {
+        const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM orders WHERE id = ANY($1::uuid[]) AND next_step_at > now() + interval '10 minutes'", [parked]);
+        return rows[0]!.n === parked.length || null;
+      }, 30_000);
+    } finally {
+      await db.end();
+    }
     alice = await browser.newContext({ viewport: VIEWPORT });
   });
   afterAll(async () => {
@@ -128,6 +143,7 @@ describe('operations page in a browser: log in, find, re-drive, mark failed, job
   });
 
   it('re-drives a needs_attention order with the same request ID: audit entry with who and why, then the order completes', async () => {
+    await stack.sim.control.clearFaults();
     await page.goto(url(`/admin/orders/${orders.recoverable.id}`));
     await page.fill('input[name=reason]', 'partner fixed the 503s');
     await Promise.all([page.waitForURL(url(`/admin/orders/${orders.recoverable.id}`)), page.click('button:has-text("Re-drive")')]);

@@ -41,10 +41,12 @@ describe('chaos run (small): partner faults, a killed worker, a FLUSHALL and a P
     expect(report.figures.partner.requestIdsSentMoreThanOnce).toBeGreaterThan(0);
   });
 
-  it('every order is terminal within the limit after the faults stopped', () => {
+  it('every order is terminal within the limit after the faults stopped, or in doubt: waiting on a request ID of unknown outcome that is still asked', () => {
     expect(report.figures.timeToQuietS).not.toBeNull();
-    const open = Object.entries(report.figures.orders.byStatus).filter(([s]) => !['completed', 'failed', 'needs_attention'].includes(s));
-    expect(open).toEqual([]);
+    const open = Object.entries(report.figures.orders.byStatus)
+      .filter(([s]) => !['completed', 'failed', 'needs_attention'].includes(s))
+      .reduce((n, [, c]) => n + c.total, 0);
+    expect(open).toBeLessThanOrEqual(report.figures.orders.inDoubt?.count ?? 0);
   });
 
   it('money: 0 lost cards, 0 orders that caused two cards, 0 new request IDs while an earlier one could still yield a card, 0 IDs declared dead without an operator', () => {

@@ -1,5 +1,5 @@
 import type { LedgerView, DbSnapshot } from '@cardpull/testing';
-import { intakeConsistency, invariantViolations, moneyCounts, notTerminal, overlappingPosts, secretsInText } from '../../bench/chaos/verify';
+import { inDoubt, intakeConsistency, invariantViolations, moneyCounts, notTerminal, overlappingPosts, secretsInText } from '../../bench/chaos/verify';
 
 /**
  * The chaos run's verdict must catch what it claims to catch: each check against a made-up ledger and
@@ -174,11 +174,16 @@ describe('chaos verdict', () => {
     expect(secretsInText('a log', '{"msg":"card c1 stored"}', ledger)).toEqual([]);
   });
 
-  it('orders not terminal, and orders the API confirmed that are not in the database', () => {
+  it('orders not terminal (an order in doubt, still asked, is not), and orders the API confirmed that are not in the database', () => {
     const { db } = picture();
     db.orders.push({ id: 'o2', status: 'in_progress', next_step: 'async_poll', next_step_at: new Date(T0), error_code: null, error_message: null, card_id: null });
     expect(notTerminal(db, 300)).toEqual([expect.stringMatching(/^1 orders not terminal 300 s after the faults stopped \(in_progress 1\)/)]);
-    expect(intakeConsistency(['o1', 'o3'], db)).toEqual([
+    // An order waiting on a request ID of unknown outcome that its step still asks about is in doubt, not stuck.
+    db.orders.push({ id: 'o4', status: 'in_progress', next_step: 'sync_call', next_step_at: new Date(T0), error_code: null, error_message: null, card_id: null });
+    db.attempts.push(attempt('r4', 1, 'unknown', 0, { order_id: 'o4', unknown_since: new Date(T0), error_code: 'out_of_stock' }));
+    expect(inDoubt(db)).toEqual([{ orderId: 'o4', requestId: 'r4', lastAnswer: 'out_of_stock' }]);
+    expect(notTerminal(db, 300)).toEqual([expect.stringMatching(/^1 orders not terminal 300 s after the faults stopped \(in_progress 1\): o2 /)]);
+    expect(intakeConsistency(['o1', 'o3', 'o4'], db)).toEqual([
       expect.stringMatching(/1 orders answered 202\/200 by the API are not in the database: o3/),
       expect.stringMatching(/1 orders in the database were never confirmed to the caller.*o2/),
     ]);

@@ -1,5 +1,7 @@
 import type { FaultSpecInput } from '@cardpull/testing';
-import { expectInvariants } from '@cardpull/testing';
+import { expectInvariants, waitFor } from '@cardpull/testing';
+import { AdminActions } from '../../apps/api/src/admin/orders/admin-actions.service';
+import { withDb } from '../recovery/support/recovery';
 import { createOrder, useStack, waitForOrder } from '../support/stack';
 
 /**
@@ -9,8 +11,8 @@ import { createOrder, useStack, waitForOrder } from '../support/stack';
  * an unknown outcome says nothing of that ID: its first send may have taken the last unit and still yield a
  * card. cardpull waits on the SAME ID and never mints a new one while the first may still yield a card.
  * The simulator plays each reading (its `business_first`, `read_lag`, `rate_limited`, `accepted_202`
- * faults); every test ends with one card per order, stored, under the order's first request ID unless that
- * ID was proven dead.
+ * faults); every test ends with one card per order, stored, under the order's first request ID unless the
+ * partner's word or an operator's (audited) killed it.
  */
 describe('money safety under every reading of the partner', () => {
   const stack = useStack({ env: { PULL_REQUEST_SETTLE_MS: '1500', UNKNOWN_OUTCOME_WINDOW_MS: '30000' }, beforeClose: expectInvariants });
@@ -83,40 +85,55 @@ describe('money safety under every reading of the partner', () => {
     });
   });
 
-  describe('a new request ID only once the previous one is proven dead', () => {
-    it('sync: the same out_of_stock again while the partner’s inventory shows stock -> the stored answer of a failed first call: a new ID', async () => {
-      // The first send fails at the partner (no stock) and its answer is lost; every repeat replays that answer.
+  describe('a new request ID only on the partner’s word, or an operator’s after asking the partner', () => {
+    it('sync: the first send failed at the partner but its answer was lost; every re-send replays out_of_stock -> the same ID until an operator declares it dead; then a new ID', async () => {
+      // The first send fails at the partner (no stock) and its answer is lost; every repeat replays that
+      // stored answer, whatever the stock is now. Nothing the partner says about THIS ID proves it dead.
       await stack.sim.control.setStock('ACME-BOOKS-FIXED', 0, 1000);
       await fault({ endpoint: 'cards', mode: 'hang', latency_ms: 2_500, gift_card_codes: ['ACME-BOOKS-FIXED'], times: 1 });
       const { id, requestId } = await createOrder(stack, { gift_card_code: 'ACME-BOOKS-FIXED', amount: 1000 });
-      const waiting = await waitForOrder(stack, id, (o) => o.status === 'awaiting_stock');
-      expect(waiting.attempts).toEqual([expect.objectContaining({ request_id: requestId, state: 'unknown' })]);
+      await waitFor('a re-send answered out_of_stock', async () => (await postsOf(requestId)).some((p) => p.status === 422) || null);
       await stack.sim.control.setStock('ACME-BOOKS-FIXED', 3, 1000);
+      // The same ID is asked on and on; the order waits for a person once the window is over.
+      await withDb(stack, (db) => db.query(`UPDATE attempts SET unknown_since = now() - interval '1 hour' WHERE request_id = $1`, [requestId]));
+      const waiting = await waitForOrder(stack, id, (o) => o.status === 'needs_attention', 15_000);
+      expect(waiting).toMatchObject({ error: { code: 'outcome_unknown' }, attempts: [expect.objectContaining({ request_id: requestId, state: 'unknown' })] });
+      expect((await postsOf(requestId)).filter((p) => p.status === 422).length).toBeGreaterThanOrEqual(2);
+      // The operator asks the partner, who says the first send failed: declare it dead, then re-drive.
+      await stack.api!.get(AdminActions).declareDead(id, 'alice', 'partner ticket #7: request failed out_of_stock at 10:02');
+      const declared = (await stack.call('GET', `/v1/orders/${id}`)).body.order;
+      expect(declared).toMatchObject({ status: 'needs_attention', error: { code: 'declared_dead' }, attempts: [expect.objectContaining({ state: 'failed_definitive' })] });
+      const redriven = await stack.api!.get(AdminActions).redrive(id, 'alice', 'pull again');
+      expect(redriven.newRequestId).toEqual(expect.any(String));
       const order = await waitForOrder(stack, id, terminal, 15_000);
       expect(order.status).toBe('completed');
       expect(order.attempts).toEqual([
-        expect.objectContaining({ request_id: requestId, state: 'failed_definitive', error: expect.objectContaining({ code: 'stored_answer' }) }),
-        expect.objectContaining({ state: 'succeeded' }),
+        expect.objectContaining({ request_id: requestId, state: 'failed_definitive', error: expect.objectContaining({ code: 'declared_dead' }) }),
+        expect.objectContaining({ request_id: redriven.newRequestId, state: 'succeeded' }),
       ]);
       expect(await cardsOfOrder(order)).toHaveLength(1);
-      // The partner never had a pull under the first ID that could still yield a card when the second was minted.
-      const first = (await ledger()).pulls.filter((p) => p.request_id === requestId);
-      expect(first.every((p) => p.outcome === 'error')).toBe(true);
+      // The audit trail says who declared it dead, when and why.
+      const events = await withDb(stack, async (db) => (await db.query(`SELECT type, actor, detail->>'reason' AS reason FROM order_events WHERE order_id = $1 AND type IN ('declared_dead', 'redriven') ORDER BY id`, [id])).rows);
+      expect(events).toEqual([
+        { type: 'declared_dead', actor: 'admin:alice', reason: 'partner ticket #7: request failed out_of_stock at 10:02' },
+        { type: 'redriven', actor: 'admin:alice', reason: 'pull again' },
+      ]);
     });
 
-    it('async: 404s spread over PULL_REQUEST_SETTLE_MS prove a pull request absent; then the business error on its re-create is believed', async () => {
+    it('async: 404s spread over PULL_REQUEST_SETTLE_MS after a business error on the re-create -> created again with the SAME ID (never believed)', async () => {
       // The creation never reaches the partner (an error page before anything is done); the re-create is refused for stock.
       await fault({ endpoint: 'pull_requests', mode: 'error_before_issue', status: 503, gift_card_codes: ['FAST-FREE'], times: 1 });
       const { id, requestId } = await createOrder(stack, { gift_card_code: 'FAST-FREE', amount: 2200, mode: 'async' });
       await fault({ endpoint: 'pull_requests', mode: 'error_before_issue', status: 422, error_code: 'out_of_stock', request_ids: [requestId], times: 1 } as FaultSpecInput);
       const order = await waitForOrder(stack, id, terminal, 15_000);
       expect(order.status).toBe('completed');
-      expect(order.attempts).toEqual([
-        expect.objectContaining({ request_id: requestId, state: 'failed_definitive', partner_status: 'out_of_stock' }),
-        expect.objectContaining({ state: 'succeeded' }),
-      ]);
+      expect(order.attempts).toEqual([expect.objectContaining({ request_id: requestId, state: 'succeeded' })]);
       const gets = (await ledger()).requests.filter((r) => r.method === 'GET' && r.request_id === requestId && r.status === 404).map((r) => Date.parse(r.at));
-      expect(Math.max(...gets) - Math.min(...gets)).toBeGreaterThanOrEqual(stack.config.PULL_REQUEST_SETTLE_MS);
+      const creates = (await postsOf(requestId)).map((p) => ({ at: Date.parse(p.at), status: p.status }));
+      const refused = creates.find((c) => c.status === 422)!;
+      const after = creates.find((c) => c.at > refused.at)!;
+      // The creation after the refusal waited for 404s over the whole settle window.
+      expect(after.at - Math.min(...gets.filter((g) => g > refused.at))).toBeGreaterThanOrEqual(stack.config.PULL_REQUEST_SETTLE_MS);
       expect(await cardsOfOrder(order)).toHaveLength(1);
     });
   });

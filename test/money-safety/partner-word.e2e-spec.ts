@@ -80,6 +80,32 @@ describe('only the partner’s own word kills a request ID', () => {
     });
   });
 
+  describe('hole 6: an answer about another request ID proves nothing about ours', () => {
+    it('a pull request shown with ANOTHER request_id and status error: no new ID, the order needs attention, then ours yields its card', async () => {
+      // An order of ours whose first pull request ended in status error: the partner will show it when asked about another ID.
+      await fault({ endpoint: 'pull_requests', mode: 'async_error', gift_card_codes: ['NOVA-GAMES-FREE'], times: 1 });
+      const other = await createOrder(stack, { gift_card_code: 'NOVA-GAMES-FREE', amount: 2600, mode: 'async' });
+      await waitForOrder(stack, other.id, (o) => o.status === 'completed');
+      await fault({ endpoint: 'pull_request_status', mode: 'other_request_id', shown: 'another', shown_request_id: other.requestId, gift_card_codes: ['FAST-FREE'], times: 2 } as FaultSpecInput);
+      const { id, requestId } = await createOrder(stack, { gift_card_code: 'FAST-FREE', amount: 2700, mode: 'async' });
+      const order = await waitForOrder(stack, id, (o) => o.status === 'completed', 15_000);
+      expect(order.attempts.map((a: { request_id: string }) => a.request_id)).toEqual([requestId]);
+      expect(await cardsOfOrder(order)).toHaveLength(1);
+      const events = await withDb(stack, async (db) => (await db.query(`SELECT type, detail->>'reason' AS reason FROM order_events WHERE order_id = $1 ORDER BY id`, [id])).rows);
+      expect(events).toEqual(expect.arrayContaining([{ type: 'needs_attention', reason: 'request_id_mismatch' }]));
+    });
+
+    it('a card in a pull request shown with another request_id is stored as a mismatch (masked, held), never as the order’s card', async () => {
+      await fault({ endpoint: 'pull_request_status', mode: 'other_request_id', gift_card_codes: ['FAST-FREE'] } as FaultSpecInput);
+      const { id, requestId } = await createOrder(stack, { gift_card_code: 'FAST-FREE', amount: 2800, mode: 'async' });
+      const order = await waitForOrder(stack, id, (o) => o.other_cards.length > 0 || o.status === 'completed', 15_000);
+      expect(order).toMatchObject({ status: 'needs_attention', card: null, error: { code: 'card_mismatch' } });
+      expect(order.other_cards).toEqual([expect.objectContaining({ role: 'mismatch', held: true, request_id: requestId, mismatch: expect.stringContaining(`instead of ${requestId}`) })]);
+      expect(order.attempts).toEqual([expect.objectContaining({ request_id: requestId, state: 'unknown' })]);
+      expect(await cardsOfOrder(order)).toHaveLength(1);
+    });
+  });
+
   describe('hole 5: mark failed is the operator’s declaration: its sync ID is never sent again', () => {
     it('after mark failed, nothing re-sends the request ID, and the order stays failed with the operator’s reason', async () => {
       const { id, requestId } = await unansweredSyncOrder(stack, 2500, true);

@@ -6,8 +6,9 @@ import { waitFor, expectInvariants } from '@cardpull/testing';
 import { createOrder, useStack, waitForOrder } from '../support/stack';
 
 /**
- * Hole 5 of the money-safety review. "Mark failed" must not stop the partner checks of a request ID whose
- * outcome is unknown: a card that arrives later is stored and the order completes (completed_after_failed
+ * "Mark failed" is the operator's declaration that the order's request ID is dead: a sync ID is never sent
+ * again (test/money-safety/partner-word), but an async one is still read for a card for the re-check window
+ * (a GET cannot issue one): a card that arrives later is stored and the order completes (completed_after_failed
  * on its timeline). And the reconciler must page through every such ID (checking one does not keep it at
  * the head of the line), each in its own error boundary (one bad order does not stop the pass).
  */
@@ -64,7 +65,9 @@ describe('the reconciler keeps asking about every request ID that may still yiel
       await stack.sim.control.addFault({ endpoint: 'pull_request_status', mode: 'error_before_issue', status: 503, request_ids: unanswerable });
       const bad = await insert(`0-${randomUUID()}`, 2_000);
       await pg.query(`CREATE FUNCTION test_refuse_bad() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'test: order refused'; END $$`);
+      // Whatever the check writes (a lease on the order, a note on the attempt) is refused for this one order.
       await pg.query(`CREATE TRIGGER test_refuse_bad BEFORE UPDATE ON orders FOR EACH ROW WHEN (OLD.id = '${bad}') EXECUTE FUNCTION test_refuse_bad()`);
+      await pg.query(`CREATE TRIGGER test_refuse_bad_attempt BEFORE UPDATE ON attempts FOR EACH ROW WHEN (OLD.order_id = '${bad}') EXECUTE FUNCTION test_refuse_bad()`);
       // Five whose pull requests the partner has (created before, as if our creation's answer had been lost): each has its card.
       const answerable = Array.from({ length: 5 }, () => `z-${randomUUID()}`);
       const good: string[] = [];
@@ -80,9 +83,11 @@ describe('the reconciler keeps asking about every request ID that may still yiel
       for (const id of good) expect((await stack.call('GET', `/v1/orders/${id}`)).body.order.status).toBe('completed');
       expect((await pg.query(`SELECT count(*)::int AS n FROM orders WHERE status = 'needs_attention' AND idempotency_key LIKE 'paging-a-%'`)).rows[0].n).toBe(200);
       await pg.query('DROP TRIGGER test_refuse_bad ON orders');
+      await pg.query('DROP TRIGGER test_refuse_bad_attempt ON attempts');
       await stack.sim.control.clearFaults();
     } finally {
       await pg.query('DROP TRIGGER IF EXISTS test_refuse_bad ON orders').catch(() => undefined);
+      await pg.query('DROP TRIGGER IF EXISTS test_refuse_bad_attempt ON attempts').catch(() => undefined);
       await pg.end();
     }
   });

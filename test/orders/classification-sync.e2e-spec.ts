@@ -92,7 +92,7 @@ describe('classification of sync pull answers', () => {
       const { id, requestId } = await createOrder(stack, { gift_card_code: 'STG-BROKEN', amount: 1000 });
       const order = await waitForOrder(stack, id, undefined, 15_000);
       expect(order.status).toBe('needs_attention');
-      expect(order.error.code).toBe('unknown_outcome');
+      expect(order.error.code).toBe('outcome_unknown');
       expect(order.error.message).toContain(requestId);
       expect(order.attempts.map((a: any) => a.request_id)).toEqual([requestId]);
       const ids = new Set((await stack.sim.control.ledger()).requests.filter((r) => r.path === '/partners/v1/cards' && r.method === 'POST').map((r) => r.request_id));

@@ -6,27 +6,28 @@ import { PartnerClient } from '@cardpull/partner-client';
 import { Reconciler } from '../../apps/worker/src/recovery/reconciler.service';
 import { reconciliationReport, toCsv } from '../../apps/worker/src/recovery/reconciliation-report';
 import { expectInvariants } from '@cardpull/testing';
+import { withDb } from '../recovery/support/recovery';
 import { createOrder, insertOrder, useStack, waitForOrder } from '../support/stack';
 
-describe('reconciliation: attempts left unknown are re-checked; a report flags every mismatch', () => {
+describe('reconciliation: request IDs left unknown are asked until the partner answers; a report flags every mismatch', () => {
   // The window must be long enough for a healthy pull on a loaded machine, short enough to reach needs_attention quickly.
   const stack = useStack({ env: { UNKNOWN_OUTCOME_WINDOW_MS: '2500', RECONCILE_INTERVAL_MS: '3600000' }, beforeClose: expectInvariants });
   const reconciler = () => stack.worker!.get(Reconciler);
 
-  it.each(['sync', 'async'])('a %s order in needs_attention is completed by the re-check with its SAME request ID once the partner answers', async (mode) => {
+  it.each(['sync', 'async'])('a %s order in needs_attention is still asked by its own step with its SAME request ID, and completes once the partner answers', async (mode) => {
     // Every call carrying this order's request ID fails (5xx) until the fault is removed.
     await stack.stopWorker();
     const { id, requestId } = await insertOrder(stack, { giftCardCode: 'NOVA-GAMES-FREE', amount: mode === 'sync' ? 1100 : 1200, mode: mode as 'sync' | 'async' });
     const faultId = await stack.sim.control.addFault({ endpoint: 'any', mode: 'error_before_issue', status: 503, request_ids: [requestId] });
     await stack.startWorker();
     const stuck = await waitForOrder(stack, id);
-    expect(stuck.status).toBe('needs_attention');
-    const still = await reconciler().reconcileOnce();
-    expect(still).toMatchObject({ checked: 1, resolved: 0, unchanged: 1, errors: 0 });
-    expect((await stack.call('GET', `/v1/orders/${id}`)).body.order.status).toBe('needs_attention');
+    expect(stuck).toMatchObject({ status: 'needs_attention', error: { code: 'outcome_unknown' } });
+    // Its step goes on (the reconciler has nothing to ask: no ID without a step to ask it).
+    const step = await withDb(stack, async (db) => (await db.query('SELECT next_step FROM orders WHERE id = $1', [id])).rows[0].next_step);
+    expect(step).toBe(mode === 'sync' ? 'sync_call' : 'async_poll');
+    expect(await reconciler().reconcileOnce()).toMatchObject({ checked: 0, errors: 0 });
     await stack.sim.control.removeFault(faultId);
-    expect(await reconciler().reconcileOnce()).toMatchObject({ checked: 1, resolved: 1 });
-    const done = await waitForOrder(stack, id, (o) => o.status === 'completed');
+    const done = await waitForOrder(stack, id, (o) => o.status === 'completed', 20_000);
     expect(done.attempts.map((a: any) => a.request_id)).toEqual([requestId]);
     expect((await stack.sim.control.ledger()).cards.filter((c) => c.request_id === requestId)).toHaveLength(1);
   });
@@ -62,7 +63,7 @@ describe('reconciliation: attempts left unknown are re-checked; a report flags e
   });
 
   it('the command prints the report as CSV and exits 2 when something is flagged', async () => {
-    // A lasting mismatch this time: an order stuck in needs_attention is flagged unknown_outcome.
+    // A lasting mismatch this time: an order stuck in needs_attention is flagged outcome_unknown.
     await stack.stopWorker();
     const { id, requestId } = await insertOrder(stack, { giftCardCode: 'FAST-FREE', amount: 700 });
     await stack.sim.control.addFault({ endpoint: 'cards', mode: 'error_before_issue', status: 503, request_ids: [requestId] });
@@ -81,6 +82,6 @@ describe('reconciliation: attempts left unknown are re-checked; a report flags e
     expect(status).toBe(2);
     expect(out.split('\n')[0]).toMatch(/^order_id,client,/);
     expect(out).toContain(`${id},shop,`);
-    expect(out).toContain('unknown_outcome');
+    expect(out).toContain('outcome_unknown');
   });
 });

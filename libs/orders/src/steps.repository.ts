@@ -160,6 +160,12 @@ export class StepsRepository {
     return rows;
   }
 
+  /** The order of a request ID of ours, with that attempt (null when the ID is not ours). */
+  async byRequestId(requestId: string): Promise<CurrentStep | null> {
+    const { rows } = await this.pool.query<{ orderId: string }>('SELECT order_id AS "orderId" FROM attempts WHERE request_id = $1', [requestId]);
+    return rows[0] ? this.attemptOf(rows[0].orderId, requestId) : null;
+  }
+
   /** An order and one of its attempts (not necessarily its latest), without a lease: for a read of a pull request. */
   async attemptOf(orderId: string, requestId: string): Promise<CurrentStep | null> {
     const { rows } = await this.pool.query<Row>(

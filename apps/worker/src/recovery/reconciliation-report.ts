@@ -77,7 +77,7 @@ function localFlags(r: Raw): string[] {
   if (r.attempts.slice(0, -1).some((a) => a.state !== 'failed_definitive')) flags.push('new_request_id_before_a_definitive_failure');
   if (own && (own.amount !== r.amount || own.gift_card_code !== r.gift_card_code)) flags.push('card_differs_from_order');
   const open = r.attempts.filter((a) => a.state === 'unknown' || a.state === 'sent');
-  if (r.status === 'needs_attention' && open.length) flags.push('unknown_outcome');
+  if (r.status === 'needs_attention' && open.length) flags.push('outcome_unknown');
   if ((r.status === 'failed' || r.status === 'completed') && open.length) flags.push(...open.map((a) => `open_attempt_on_${r.status}_order:${a.request_id}`));
   return flags;
 }

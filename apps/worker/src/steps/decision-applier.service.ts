@@ -6,7 +6,7 @@ import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import type { OrderStep } from '@cardpull/db';
 import { Vault, sealCardField } from '@cardpull/vault';
 import { type CardRole, PartnerCircuit, RetentionRepository, StepsRepository, TransitionsRepository } from '@cardpull/orders';
-import type { Decision } from './decision';
+import { mismatchOf, type Decision } from './decision';
 import type { AttemptRow, OrderRow } from '@cardpull/orders';
 
 /** What the job that ran a step must do next with the queue. Delays are relative: no worker's clock is written. */
@@ -46,7 +46,7 @@ export class DecisionApplier {
     if (d.kind !== 'store_card' && d.circuit) await this.circuit.open(d.circuit.code, d.circuit.message);
     switch (d.kind) {
       case 'store_card':
-        return this.storeCard(order, attempt, d, actor);
+        return d.answeredFor ? this.storeOtherIdsCard(order, attempt, d, d.answeredFor, actor) : this.storeCard(order, attempt, d, actor);
       case 'stay':
         if (d.note && Object.keys(d.note).length) await this.steps.note(attempt.requestId, d.note);
         return { kind: 'delay', delayMs: d.delayMs, reason: d.rule };
@@ -76,6 +76,20 @@ export class DecisionApplier {
     return d.next
       ? { kind: 'next', orderId: order.id, stepSeq: result.stepSeq, step: d.next.step, delayMs: d.next.delayMs, callbacks }
       : { kind: 'done', reason: result.status ?? 'ended', callbacks };
+  }
+
+  /**
+   * A card the partner gave in a pull request of another request ID than the one asked: it is that ID's.
+   * One of ours: stored as that ID's answer, on its order (its own card, a surplus or a mismatch, as for any
+   * card), and the order asked about goes on as `then` says (needs attention, its own ID asked again). Not
+   * ours: stored on the order asked about, as a mismatch naming the other ID (invariant 3: never dropped).
+   */
+  private async storeOtherIdsCard(order: OrderRow, attempt: AttemptRow, d: Extract<Decision, { kind: 'store_card' }>, other: { requestId: string; then: Decision }, actor: string): Promise<StepResult> {
+    const owner = await this.steps.byRequestId(other.requestId);
+    if (!owner) return this.storeCard(order, attempt, d, actor);
+    const stored = await this.storeCard(owner.order, owner.attempt, { kind: 'store_card', rule: 'card', card: d.card, mismatch: mismatchOf(owner.order, d.card), attempt: { state: 'succeeded', partnerStatus: 'success', error: null, notFoundSince: 'clear' } }, actor);
+    const asked = await this.apply(order, attempt, other.then, actor);
+    return { ...asked, callbacks: [...(stored.callbacks ?? []), ...(asked.callbacks ?? [])] };
   }
 
   /** Invariant 3: seal the card (code and PIN) and store it with what it does to its order, in one statement. */

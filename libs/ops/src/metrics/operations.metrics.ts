@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { Gauge, type Registry } from 'prom-client';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
-import { CallbackQueue, ORDER_STATUSES, OperationsRepository, OrderQueue } from '@cardpull/orders';
+import { CallbackQueue, ORDER_STATUSES, OperationsRepository, OrderQueue, type MoneyInDoubt } from '@cardpull/orders';
 import { PartnerStatus } from '../partner-status/partner-status.service';
 import { METRIC_PREFIX, METRICS_REGISTRY, withTimeout } from '@cardpull/platform';
 
@@ -21,6 +21,8 @@ interface OperationsSnapshot {
   /** Cards sealed with a key not in CARD_ENCRYPTION_KEYS (null when Postgres did not answer). */
   unreadableCards: number | null;
   circuitOpen: boolean | null;
+  /** Orders waiting on a request ID of unknown outcome, by status (null when Postgres did not answer). */
+  inDoubt: MoneyInDoubt[] | null;
   queues: { queue: string; counts: Record<string, number>; paused: boolean }[];
 }
 
@@ -149,7 +151,32 @@ export class OperationsMetrics implements OnModuleInit {
         if (circuitOpen !== null) this.set(circuitOpen ? 1 : 0);
       },
     });
+    this.inDoubtGauges(registers, snapshot);
     this.balanceGauges(registers);
+  }
+
+  /** Money in doubt: orders waiting on a request ID that may or may not have been billed (invariant 2: never replaced unasked). */
+  private inDoubtGauges(registers: Registry[], snapshot: () => Promise<OperationsSnapshot>): void {
+    const each = (name: string, help: string, value: (rows: MoneyInDoubt[], status: string) => number) =>
+      new Gauge({
+        name: `${METRIC_PREFIX}${name}`,
+        help,
+        labelNames: ['status'],
+        registers,
+        async collect() {
+          const { inDoubt } = await snapshot();
+          this.reset();
+          if (!inDoubt) return;
+          for (const status of ['in_progress', 'needs_attention']) this.set({ status }, value(inDoubt, status));
+        },
+      });
+    const of = (rows: MoneyInDoubt[], status: string) => rows.find((r) => r.status === status);
+    each('money_in_doubt_orders', 'Orders waiting on a request ID of unknown outcome (it may have been billed), by status: in_progress within the unknown-outcome window, needs_attention past it', (rows, s) => of(rows, s)?.orders ?? 0);
+    each('money_in_doubt_amount', 'Face value of those orders, in minor units', (rows, s) => of(rows, s)?.amount ?? 0);
+    each('money_in_doubt_oldest_seconds', 'How long the oldest of those orders has waited on its request ID (0 when none)', (rows, s) => {
+      const row = of(rows, s);
+      return row ? Math.max(0, (Date.now() - new Date(row.oldest).getTime()) / 1000) : 0;
+    });
   }
 
   private balanceGauges(registers: Registry[]): void {
@@ -203,7 +230,7 @@ export class OperationsMetrics implements OnModuleInit {
   }
 
   private async read(): Promise<OperationsSnapshot> {
-    const [orders, extraCards, unreadableCards, circuit, queues] = await Promise.all([
+    const [orders, extraCards, unreadableCards, circuit, inDoubt, queues] = await Promise.all([
       this.source('orders', () =>
         this.reads.statusCounts(),
       ),
@@ -212,6 +239,7 @@ export class OperationsMetrics implements OnModuleInit {
       ),
       this.source('card keys', () => this.reads.cardsWithoutKey(this.config.CARD_ENCRYPTION_KEYS.map((k) => k.id))),
       this.source('partner circuit', () => this.partner.circuitState()),
+      this.source('money in doubt', () => this.reads.moneyInDoubt()),
       Promise.all(
         [
           { queue: 'orders', q: this.orderQueue.queue },
@@ -227,6 +255,7 @@ export class OperationsMetrics implements OnModuleInit {
       extraCards,
       unreadableCards,
       circuitOpen: circuit ? circuit.state === 'open' : null,
+      inDoubt,
       queues: queues.filter((q): q is NonNullable<typeof q> => q !== null),
     };
   }

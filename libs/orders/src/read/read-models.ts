@@ -96,3 +96,16 @@ export interface FilteredOrder extends OrderSummary {
   errorMessage: string | null;
   metadata: Record<string, unknown> | null;
 }
+
+/**
+ * Money in doubt: orders waiting on a request ID of unknown outcome (it may or may not have been billed),
+ * by order status (in_progress: within the unknown-outcome window; needs_attention: past it).
+ */
+export interface MoneyInDoubt {
+  status: string;
+  orders: number;
+  /** Sum of their face values, in minor units. */
+  amount: number;
+  /** Since when the oldest of them has waited on its ID's outcome. */
+  oldest: Date;
+}

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_CONFIG, isPlainPassword, type ServiceConfig } from '@cardpull/config';
-import { ORDER_STATUSES, OperationsRepository, type AttentionRow, type ExtraCardCounts, type ExtraCardRow, type FailureGroup, type OrderSummary } from '@cardpull/orders';
+import { ORDER_STATUSES, OperationsRepository, type AttentionRow, type ExtraCardCounts, type ExtraCardRow, type FailureGroup, type MoneyInDoubt, type OrderSummary } from '@cardpull/orders';
 import { PartnerPanel, type PartnerPanelModel } from './partner-panel.service';
 
 /** How many needs_attention orders the page lists (the count above it is exact). */
@@ -21,6 +21,8 @@ export interface OperationsModel {
   extraCards: ExtraCardRow[];
   extraCardCounts: ExtraCardCounts;
   recent: OrderSummary[];
+  /** Orders waiting on a request ID of unknown outcome, by status. */
+  inDoubt: MoneyInDoubt[];
   /** Failed and needs_attention orders grouped by cause, latest cause first. */
   failures: FailureGroup[];
   partner: PartnerPanelModel;
@@ -40,7 +42,7 @@ export class OperationsService {
   ) {}
 
   async overview(): Promise<OperationsModel> {
-    const [counts, attention, extra, recent, failures, partner, spent] = await Promise.all([
+    const [counts, attention, extra, recent, failures, partner, spent, inDoubt] = await Promise.all([
       this.counts(),
       this.attention(),
       this.extraCards(),
@@ -48,6 +50,7 @@ export class OperationsService {
       this.reads.failureGroups(FAILURE_GROUPS_LIMIT),
       this.partnerPanel.build(),
       this.config.SPEND_LIMITS.size ? this.reads.spendToday() : Promise.resolve(new Map<string, number>()),
+      this.reads.moneyInDoubt(),
     ]);
     return {
       counts,
@@ -57,6 +60,7 @@ export class OperationsService {
       extraCardCounts: extra.counts,
       recent,
       failures,
+      inDoubt,
       partner,
       spend: [...this.config.SPEND_LIMITS].map(([client, l]) => ({ client, today: spent.get(client) ?? 0, perDay: l.perDay, maxOrder: l.maxOrder })),
       plainPasswords: this.config.ADMIN_USERS.some(isPlainPassword),

@@ -38,6 +38,28 @@ function attention(model: OperationsModel, session: AdminSession): Html {
 </section>`;
 }
 
+/**
+ * Money in doubt: orders waiting on a request ID of unknown outcome. Each may have been billed; cardpull keeps
+ * asking the partner about the same ID and never replaces it unasked (invariant 2). Past the window they need
+ * attention: ask the partner, then declare the ID dead on their word, or wait.
+ */
+function inDoubt(model: OperationsModel): Html {
+  const rows = model.inDoubt;
+  const total = rows.reduce((n, r) => n + r.orders, 0);
+  return html`<section class="card" id="money-in-doubt" aria-label="Money in doubt">
+  <h2>Money in doubt <span class="muted">(${total} order${total === 1 ? '' : 's'} waiting on a request ID of unknown outcome)</span></h2>
+  ${total === 0
+    ? html`<p class="muted">No order waits on a request ID of unknown outcome.</p>`
+    : html`<table>
+    <thead><tr><th>Status</th><th>Orders</th><th class="num">Face value</th><th>Oldest waits since</th></tr></thead>
+    <tbody>${rows.map(
+      (r) => html`<tr data-in-doubt="${r.status}"><td>${badge(r.status)}</td><td><b>${r.orders}</b></td><td class="num">${money(r.amount)}</td><td class="nowrap small">${time(r.oldest)} (${ago(r.oldest)})</td></tr>`,
+    )}</tbody>
+  </table>
+  <p class="small muted">Each may have been billed. cardpull asks the partner about the same request ID until it answers (ever less often past the window); nothing replaces it unasked. For one in needs attention: ask the partner, and declare its ID dead only on their word.</p>`}
+</section>`;
+}
+
 /** Failed and needs_attention orders by cause: what broke, how often, since when (the latest order of each to open). */
 function failures(model: OperationsModel): Html {
   return html`<section class="card" id="failures" aria-label="Failures by cause">
@@ -172,6 +194,7 @@ export function operationsView(model: OperationsModel, ctx: PageContext & { sess
 <div class="grid">
   <div>
     ${counts(model)}
+    ${inDoubt(model)}
     ${attention(model, ctx.session)}
     ${failures(model)}
     ${extraCards(model, ctx.session)}

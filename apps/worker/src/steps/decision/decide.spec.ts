@@ -111,6 +111,8 @@ describe('the classification table (docs/ARCHITECTURE.md), as one pure decision'
         kind: 'store_card',
         mismatch: 'request ID Y instead of X',
         attempt: { state: 'unknown' },
+        // The card is Y's: stored as Y's answer when Y is ours; our order needs attention and X is asked again.
+        answeredFor: { requestId: 'Y', then: { status: 'needs_attention', next: { step: 'async_poll' } } },
       });
     });
   });

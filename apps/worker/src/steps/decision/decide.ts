@@ -35,7 +35,7 @@ function decideAnswer(i: DecisionInput): Decision {
   }
   if (a.kind === 'credentials') return credentials(i, a.code, a.message);
   if (a.kind === 'success') {
-    return i.sent === 'sync_call' ? storeCard(i, a.value as Card, 'issued', null) : pullRequestAnswer(i, a.value as PullRequest);
+    return i.sent === 'sync_call' ? storeCard(i, a.value as Card, 'issued') : pullRequestAnswer(i, a.value as PullRequest);
   }
   if (a.kind === 'definitive' && i.sent !== 'async_poll') return businessError(i, a.code, a.message);
   if (a.kind === 'request_id_used' && i.sent === 'async_create') return requestIdUsed(i, a.message);
@@ -44,22 +44,13 @@ function decideAnswer(i: DecisionInput): Decision {
   return unknownOutcome(i, { reason: 'unexpected', message: `unexpected ${a.kind} answer to ${i.sent}`, httpStatus: 'httpStatus' in a ? a.httpStatus : undefined });
 }
 
-/** `otherRequestId`: the pull request the partner answered with carries another request ID than the one asked. */
-function storeCard(i: DecisionInput, card: Card, partnerStatus: string, otherRequestId: string | null): Decision {
-  const differs = otherRequestId === null ? mismatchOf(i.order, card) : `request ID ${otherRequestId} instead of ${i.attempt.requestId}`;
-  return {
-    kind: 'store_card',
-    rule: 'card',
-    card,
-    mismatch: differs,
-    // A card under another request ID says nothing of ours: it stays open (asked again by the reconciler).
-    attempt: otherRequestId === null ? { state: 'succeeded', partnerStatus, error: null, notFoundSince: 'clear' } : { state: i.attempt.state === 'sent' ? 'unknown' : i.attempt.state },
-  };
+function storeCard(i: DecisionInput, card: Card, partnerStatus: string): Decision {
+  return { kind: 'store_card', rule: 'card', card, mismatch: mismatchOf(i.order, card), attempt: { state: 'succeeded', partnerStatus, error: null, notFoundSince: 'clear' } };
 }
 
 function pullRequestAnswer(i: DecisionInput, pr: PullRequest): Decision {
   if (typeof pr.request_id === 'string' && pr.request_id !== i.attempt.requestId) return requestIdMismatch(i, pr);
-  if (pr.status === 'success' && pr.card) return storeCard(i, pr.card, 'success', null);
+  if (pr.status === 'success' && pr.card) return storeCard(i, pr.card, 'success');
   if (pr.status === 'error') return pullRequestFailed(i, 'the partner reported status error for this pull request');
   // waiting, processing, or a status the spec does not show: still pending.
   const { attempt: att, timings: t } = i;
@@ -90,22 +81,35 @@ function pullRequestAnswer(i: DecisionInput, pr: PullRequest): Decision {
 
 /**
  * The partner answered with a pull request whose request_id is not the one asked: it says nothing about
- * ours (not even an `error`). A card in it is stored as a mismatch (never the order's, never dropped); with
- * or without one, the order needs attention, and our request ID is asked again like any unanswered one.
+ * ours (not even an `error`). The order needs attention, and our request ID is asked again like any
+ * unanswered one. A card in the answer is that other ID's: stored as its answer when the ID is ours, else on
+ * this order as a mismatch (never the order's card, never dropped; see `answeredFor`).
  */
 function requestIdMismatch(i: DecisionInput, pr: PullRequest): Decision {
-  if (pr.card) return storeCard(i, pr.card, pr.status, pr.request_id);
   const message = `The partner answered a question about request ID ${i.attempt.requestId} with pull request ${pr.id} of request ID ${pr.request_id} (status ${pr.status}); ours is asked again`;
+  const last = { code: 'request_id_mismatch', message };
   const next = { step: 'async_poll' as const, delayMs: pollDelay(i.timings, i.random) };
-  if (i.order.status === 'needs_attention') return askingPastWindow(i, { kind: 'stay', rule: 'request_id_mismatch', delayMs: next.delayMs }, windowStart(i.attempt), { code: 'request_id_mismatch', message });
+  const ours: Decision =
+    i.order.status === 'needs_attention'
+      ? askingPastWindow(i, { kind: 'stay', rule: 'request_id_mismatch', delayMs: next.delayMs }, windowStart(i.attempt), last)
+      : {
+          kind: 'transition',
+          rule: 'request_id_mismatch',
+          status: 'needs_attention',
+          error: last,
+          next,
+          attempt: { error: last, unknownSince: 'start', ...(i.attempt.state === 'sent' ? { state: 'unknown' as const } : {}) },
+          event: { type: 'needs_attention', detail: { reason: 'request_id_mismatch', message, answered_request_id: pr.request_id } },
+        };
+  if (!pr.card) return ours;
   return {
-    kind: 'transition',
+    kind: 'store_card',
     rule: 'request_id_mismatch',
-    status: 'needs_attention',
-    error: { code: 'request_id_mismatch', message },
-    next,
-    attempt: { error: { code: 'request_id_mismatch', message }, unknownSince: 'start', ...(i.attempt.state === 'sent' ? { state: 'unknown' as const } : {}) },
-    event: { type: 'needs_attention', detail: { reason: 'request_id_mismatch', message, answered_request_id: pr.request_id } },
+    card: pr.card,
+    mismatch: `request ID ${pr.request_id} instead of ${i.attempt.requestId}`,
+    // Stored on this order only when the other ID is not ours: ours stays open.
+    attempt: { state: i.attempt.state === 'sent' ? 'unknown' : i.attempt.state },
+    answeredFor: { requestId: pr.request_id, then: ours },
   };
 }
 
@@ -132,7 +136,8 @@ function businessError(i: DecisionInput, code: DefinitiveCode, message: string):
     kind: 'transition',
     rule: 'business_error_not_proof',
     next: { step: 'async_poll', delayMs: pollDelay(i.timings, i.random) },
-    attempt: { state: 'unknown', error: { code, message: why }, unknownSince: 'start' },
+    // The 404s that count start after this answer: each creation again waits a whole settle window.
+    attempt: { state: 'unknown', error: { code, message: why }, unknownSince: 'start', notFoundSince: 'clear' },
     event: i.attempt.errorCode === code ? undefined : { type: 'business_error_not_proof', detail: { code, message, same_request_id: true } },
   };
   return askingPastWindow(i, d, windowStart(i.attempt), { code, message: why });

@@ -91,7 +91,19 @@ export type Decision =
    * A card: stored whatever else is true (the order's card, a surplus card, or a mismatch: see the card
    * store). `attempt.state` is `succeeded`, or stays `unknown` when the card came under another request ID.
    */
-  | { kind: 'store_card'; rule: Rule; card: Card; mismatch: string | null; attempt: AttemptPatch & { state: AttemptState } }
+  | {
+      kind: 'store_card';
+      rule: Rule;
+      card: Card;
+      mismatch: string | null;
+      attempt: AttemptPatch & { state: AttemptState };
+      /**
+       * The partner answered with a pull request of ANOTHER request ID, carrying this card: the card is that
+       * ID's. When the ID is one of ours the card is stored as its answer (on its order), and `then` applies to
+       * the order asked about; otherwise it is stored on the order asked about, as a mismatch.
+       */
+      answeredFor?: { requestId: string; then: Decision };
+    }
   /** The order moves (guarded by its step): a new status, a next step (null: none), maybe a new request ID. */
   | {
       kind: 'transition';
