@@ -35,6 +35,15 @@ export const TERMINAL_STATUSES = ['completed', 'failed', 'needs_attention'];
  */
 export const IN_DOUBT_SQL = `(o.next_step IS NOT NULL AND EXISTS (SELECT 1 FROM attempts a WHERE a.order_id = o.id AND a.state IN ('sent', 'unknown') AND a.unknown_since IS NOT NULL))`;
 
+/** How many cards are stored (to compare with the partner's ledger). Null when Postgres did not answer. */
+export async function storedCards(url: string): Promise<number | null> {
+  try {
+    return await withDb(url, async (db) => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM cards')).rows[0]!.n, 1_500);
+  } catch {
+    return null;
+  }
+}
+
 /** Orders neither terminal nor in doubt (see IN_DOUBT_SQL): what the quiet wait waits for. Null when Postgres did not answer. */
 export async function unsettledOrders(url: string): Promise<number | null> {
   try {

@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { snapshot } from '@cardpull/testing';
-import { databaseText, dbFigures, redisText, statusCounts, unsettledOrders } from './collect';
+import { databaseText, dbFigures, redisText, statusCounts, storedCards, unsettledOrders } from './collect';
 import { applyFaults, faultHits, faultPlan } from './faults';
 import { Cleanup, ROOT, buildApps, sleep, stamp, type Log } from './infra';
 import { FIXED_STOCK_CODE, SCARCE, balanceNeeded, newLoadState, planOrders, sendOrders } from './load';
@@ -167,10 +167,16 @@ export async function runChaos(settings: ChaosSettings, opts: RunOptions = {}): 
     log(`faults off at ${report.figures.faultPhaseS} s; waiting for every order to be terminal (at most ${settings.quietTimeoutS} s)`);
 
     // Quiet: every order terminal, or waiting on a request ID of unknown outcome that its step still asks
-    // about (in doubt: only the partner's word or an operator's ends it), within the limit after the faults stopped.
+    // about (in doubt: only the partner's word or an operator's ends it), and nothing left at the partner that
+    // the asking would still bring (no pull running, every card issued stored), within the limit after the
+    // faults stopped.
+    const settled = async () => {
+      if ((await unsettledOrders(stack.pg.url)) !== 0) return false;
+      const ledger = await stack.sim.ledger().catch(() => null);
+      return !!ledger && ledger.pulls.every((p) => p.outcome !== null) && (await storedCards(stack.pg.url)) === ledger.cards.length;
+    };
     while (Date.now() - faultsStopped < settings.quietTimeoutS * 1000) {
-      const unsettled = await unsettledOrders(stack.pg.url);
-      if (unsettled === 0) {
+      if (await settled()) {
         report.figures.timeToQuietS = secs(Date.now() - faultsStopped);
         break;
       }

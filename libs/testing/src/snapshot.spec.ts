@@ -19,7 +19,7 @@ describe('snapshot(): the attempt columns invariant 2 reads', () => {
     await pg.connect();
     await pg.query(
       `WITH o AS (INSERT INTO orders (id, client, idempotency_key, request_hash, status, mode, gift_card_code, amount, error_code, error_message)
-                  VALUES ($1, 'shop', 'k1', 'h', 'needs_attention', 'async', 'FAST-FREE', 900, 'unknown_outcome', 'no answer'))
+                  VALUES ($1, 'shop', 'k1', 'h', 'needs_attention', 'async', 'FAST-FREE', 900, 'outcome_unknown', 'no answer'))
        INSERT INTO attempts (request_id, order_id, seq, kind, state, partner_status, error_code, call_count, unknown_since)
        VALUES ('r1', $1, 1, 'async', 'failed_definitive', 'exists', 'used_without_pull_request', 2, '2026-01-01T10:00:00Z')`,
       [orderId],

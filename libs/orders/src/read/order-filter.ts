@@ -9,7 +9,7 @@ export interface OrderFilter {
   /** Created at or after / before (ISO times). */
   from?: Date;
   to?: Date;
-  /** The order's error code (marked_failed, unknown_outcome, a partner code...). */
+  /** The order's error code (marked_failed, outcome_unknown, declared_dead, a partner code...). */
   errorCode?: string;
   /** A key and value inside the order's metadata (string values: metadata->>key = value). */
   meta?: { key: string; value: string };

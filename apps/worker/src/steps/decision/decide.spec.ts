@@ -236,6 +236,14 @@ describe('the classification table (docs/ARCHITECTURE.md), as one pure decision'
       expect(run('async_poll', { kind: 'success', value: pr('success', card()), httpStatus: 200 }, rec({ order: order({ mode: 'async', status: 'failed' }), attempt: declared }))).toMatchObject({ kind: 'store_card' });
       expect(run('async_poll', { kind: 'success', value: pr('error'), httpStatus: 200 }, rec({ order: order({ mode: 'async', status: 'failed' }), attempt: declared }))).toMatchObject({ kind: 'stay', rule: 'reconcile_unchanged' });
     });
+    it('a card of another request ID, met while reading an ID declared dead of a failed order: stored as that ID’s, the failed order does not move', () => {
+      const declared = fresh({ state: 'failed_definitive', errorCode: 'declared_dead' });
+      const other = { ...pr('success', card()), request_id: 'Y' };
+      expect(run('async_poll', { kind: 'success', value: other, httpStatus: 200 }, rec({ order: order({ mode: 'async', status: 'failed' }), attempt: declared }))).toMatchObject({
+        kind: 'store_card',
+        answeredFor: { requestId: 'Y', then: { kind: 'stay', rule: 'reconcile_unchanged' } },
+      });
+    });
     it('credentials refused opens the circuit here too', () => {
       expect(run('sync_call', { kind: 'credentials', code: 'unauthorized', message: 'no', httpStatus: 401 }, rec({ order: order({ status: 'needs_attention' }), attempt: afterUnknown() }))).toMatchObject({ kind: 'stay', circuit: { code: 'unauthorized' } });
     });

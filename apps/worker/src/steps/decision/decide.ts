@@ -25,7 +25,10 @@ import { forReconciler } from './reconciling';
  */
 export function decide(input: DecisionInput): Decision {
   const decision = decideAnswer(input);
-  return input.reconciling ? forReconciler(input, decision) : decision;
+  if (!input.reconciling) return decision;
+  const d = forReconciler(input, decision);
+  // What the answer does to the order asked about, when the card in it is another ID's, is the reconciler's too.
+  return d.kind === 'store_card' && d.answeredFor ? { ...d, answeredFor: { ...d.answeredFor, then: forReconciler(input, d.answeredFor.then) } } : d;
 }
 
 function decideAnswer(i: DecisionInput): Decision {
