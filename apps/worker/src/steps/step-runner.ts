@@ -7,7 +7,7 @@ import { DecisionApplier, type StepResult } from './decision-applier.service';
 import type { AttemptRow, DbClock, OrderRow } from '@cardpull/orders';
 import { PartnerConditions } from './partner-conditions';
 import { PartnerAsk } from './partner-ask.service';
-import { isSendStep, leaseMs, StepsRepository, type TakenStep } from '@cardpull/orders';
+import { isSendStep, leaseMs, ORDER_STEPS, StepsRepository, type TakenStep } from '@cardpull/orders';
 
 /**
  * How long a step waits in the worker for a permit of the fleet's partner limits before its job is put
@@ -50,7 +50,7 @@ export class StepRunner {
     // A pull call's permit is taken before the order is leased (which records the call as sent): a call
     // the fleet's limits hold back is never sent, so it never counts as an unknown outcome. Which limits
     // it is charged to follows the job's name; what is sent still follows the order's row.
-    const permit = isSendStep(name) ? await this.gate.acquire('create', { maxWaitMs: PERMIT_WAIT_MS, ...(priority ? { rank: priority } : {}) }) : undefined;
+    const permit = isSendStep(name) ? await this.gate.acquire(ORDER_STEPS[name].call, { maxWaitMs: PERMIT_WAIT_MS, ...(priority ? { rank: priority } : {}) }) : undefined;
     if (permit && isHeldBack(permit)) return { kind: 'delay', delayMs: permit.waitMs, reason: `held back by the partner limits (${permit.reason})` };
     // The wait for a database connection comes between the permit and the lease: a pause the partner asked
     // for meanwhile (another worker's 429) still holds this call back.
