@@ -3,7 +3,8 @@ import { expectInvariants, waitFor } from '@cardpull/testing';
 import { AdminActions } from '../../apps/api/src/admin/orders/admin-actions.service';
 import { Reconciler } from '../../apps/worker/src/recovery/reconciler.service';
 import { overlappingPosts, withDb } from '../recovery/support/recovery';
-import { createOrder, useStack, waitForOrder } from '../support/stack';
+import { StepsRepository, TransitionsRepository } from '@cardpull/orders';
+import { createOrder, insertOrder, useStack, waitForOrder } from '../support/stack';
 
 /**
  * Invariant 2, as tightened: a new request ID only on the partner's own word about the old one (a definitive
@@ -103,6 +104,26 @@ describe('only the partner’s own word kills a request ID', () => {
       expect(order.other_cards).toEqual([expect.objectContaining({ role: 'mismatch', held: true, request_id: requestId, mismatch: expect.stringContaining(`instead of ${requestId}`) })]);
       expect(order.attempts).toEqual([expect.objectContaining({ request_id: requestId, state: 'unknown' })]);
       expect(await cardsOfOrder(order)).toHaveLength(1);
+    });
+  });
+
+  describe('invariant 2 by construction: the statement that mints a new request ID never replaces an open one', () => {
+    it('refused while the old ID is open; applied when the same statement records its death (here an operator’s)', async () => {
+      await stack.stopWorker();
+      let ids: { id: string; requestId: string };
+      try {
+        ids = await insertOrder(stack, { giftCardCode: 'FAST-FREE', amount: 2900 });
+        const transitions = stack.api!.get(TransitionsRepository);
+        const { order } = (await stack.api!.get(StepsRepository).current(ids.id))!;
+        const base = { orderId: ids.id, stepSeq: order.stepSeq, actor: 'test', next: { step: 'sync_call' as const, delayMs: 0 }, newAttempt: { kind: 'sync' as const, replaces: ids.requestId } };
+        expect(await transitions.transition(base)).toMatchObject({ applied: false });
+        const killed = await transitions.transition({ ...base, attempt: { requestId: ids.requestId, state: 'failed_definitive', declaredDeadBy: 'test' } });
+        expect(killed).toMatchObject({ applied: true, newRequestId: expect.any(String) });
+      } finally {
+        await stack.startWorker();
+      }
+      const done = await waitForOrder(stack, ids.id, (o) => o.status === 'completed');
+      expect(done.attempts.map((a: { request_id: string; state: string }) => [a.request_id === ids.requestId, a.state])).toEqual([[true, 'failed_definitive'], [false, 'succeeded']]);
     });
   });
 

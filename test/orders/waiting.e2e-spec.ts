@@ -45,10 +45,12 @@ describe('waiting instead of failing: awaiting_stock and awaiting_funds', () => 
     const started = Date.now();
     await new Promise((r) => setTimeout(r, 2_000));
     const reads = (await balanceReads()) - before;
-    // 12 orders re-checked every AWAIT_RECHECK_INTERVAL_MS: one call per order would be 12 per round.
+    // 12 orders re-checked every AWAIT_RECHECK_INTERVAL_MS: one call per order would be 12 per round. A shared
+    // read is fresh for half an interval, so on a loaded machine the 12 checks of one round may spread over two
+    // of them: at most 2 reads a round (it was 14 for 11 rounds in one loaded run).
     const rounds = Math.ceil((Date.now() - started) / stack.config.AWAIT_RECHECK_INTERVAL_MS);
     expect(reads).toBeGreaterThan(0);
-    expect(reads).toBeLessThanOrEqual(rounds + 1);
+    expect(reads).toBeLessThanOrEqual(2 * rounds + 1);
     await stack.sim.control.setBalance(10_000);
     for (const id of ids) expect((await waitForOrder(stack, id)).status).toBe('completed');
   });
