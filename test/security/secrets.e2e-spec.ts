@@ -35,7 +35,9 @@ describe('security: partner credentials, signatures and card secrets stay out of
   };
 
   it('after sync, async, failing and refused pulls, nothing secret is in the logs or in any answer', async () => {
-    await stack.sim.control.addFault({ endpoint: 'cards', mode: 'error_after_issue', status: 500, times: 1 });
+    // The sync pull's first answer is lost after the card is issued (the same request ID fetches it). Only that
+    // order's: a lost first answer of SOLD-OUT-FIXED's out_of_stock would leave that order waiting on its ID.
+    await stack.sim.control.addFault({ endpoint: 'cards', mode: 'error_after_issue', status: 500, gift_card_codes: ['ACME-BOOKS-FIXED'], times: 1 });
     const orders = [
       await createOrder(stack, { gift_card_code: 'ACME-BOOKS-FIXED', amount: 2500 }),
       await createOrder(stack, { gift_card_code: 'NOVA-GAMES-FREE', amount: 1500, mode: 'async' }),
