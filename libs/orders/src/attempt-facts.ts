@@ -1,3 +1,4 @@
+import type { AttemptState } from '@cardpull/db';
 import type { AttemptRow, OrderRow } from './order.types';
 
 // What the order aggregate says about an attempt, whoever asks: the worker's decision table
@@ -13,7 +14,10 @@ export const pullRequestSeen = (a: Pick<AttemptRow, 'partnerStatus'>): boolean =
 export const acknowledged = (a: Pick<AttemptRow, 'partnerStatus'>): boolean => pullRequestSeen(a) || a.partnerStatus === 'exists';
 
 /** The attempt states of a request ID whose outcome is open: never sent, sent, or of unknown outcome. */
-export const OPEN_STATES_SQL = `'created', 'sent', 'unknown'`;
+export const OPEN_ATTEMPT_STATES: readonly AttemptState[] = ['created', 'sent', 'unknown'];
+/** The request ID may still yield a card and only the partner's word or an operator's declaration ends it. */
+export const isOpenAttempt = (state: string | null | undefined): boolean => !!state && (OPEN_ATTEMPT_STATES as readonly string[]).includes(state);
+const OPEN_STATES_SQL = OPEN_ATTEMPT_STATES.map((s) => `'${s}'`).join(', ');
 
 /**
  * SQL: attempt `a` may still yield a card, so someone still asks about it and its order must stay live:

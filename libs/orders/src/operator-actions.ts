@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AfterCommit } from './after-commit';
-import { redriveStep } from './attempt-facts';
+import { isOpenAttempt, redriveStep } from './attempt-facts';
 import type { AttemptRow, OrderRow } from './order.types';
 import { firstStep } from './order-steps';
 import { StepsRepository, type CurrentStep } from './steps.repository';
@@ -32,9 +32,6 @@ export interface ActionBy {
   bulk?: { id: string; action: string };
 }
 
-const OPEN_STATES = new Set(['created', 'sent', 'unknown']);
-/** The order's latest request ID may still yield a card: only the partner's word or an operator's declaration ends it. */
-const isOpen = (a: AttemptRow): boolean => OPEN_STATES.has(a.state);
 
 /**
  * The operator's actions on an order in needs_attention (one at a time from the order page, or many from a
@@ -67,7 +64,7 @@ export class OperatorActions {
     if (attempt.state === 'succeeded') {
       return { ok: false, status: 409, code: 'not_redrivable', message: 'The partner issued a card for this request ID that does not match the order; it is kept. Mark the order failed (the card stays listed for a refund)' };
     }
-    const open = isOpen(attempt);
+    const open = isOpenAttempt(attempt.state);
     const step = open ? redriveStep(order, attempt) : firstStep(order.mode);
     const result = await this.transitions.transition({
       ...this.guarded(order, by),
@@ -89,7 +86,7 @@ export class OperatorActions {
     const current = await this.actionable(orderId);
     if (!current.ok) return current;
     const { order, attempt } = current;
-    if (!isOpen(attempt)) return { ok: false, status: 409, code: 'not_open', message: `Request ID ${attempt.requestId} is ${attempt.state}: there is nothing to declare` };
+    if (!isOpenAttempt(attempt.state)) return { ok: false, status: 409, code: 'not_open', message: `Request ID ${attempt.requestId} is ${attempt.state}: there is nothing to declare` };
     const message = `Request ID ${attempt.requestId} declared dead by ${by.who}: ${by.reason}. Re-drive to pull with a new request ID, or mark the order failed`;
     const result = await this.transitions.transition({
       ...this.guarded(order, by),
@@ -113,7 +110,7 @@ export class OperatorActions {
     const current = await this.actionable(orderId);
     if (!current.ok) return current;
     const { order, attempt } = current;
-    const open = isOpen(attempt);
+    const open = isOpenAttempt(attempt.state);
     const result = await this.transitions.transition({
       ...this.guarded(order, by),
       status: 'failed',

@@ -162,8 +162,12 @@ export class StepsRepository {
 
   /** The order of a request ID of ours, with that attempt (null when the ID is not ours). */
   async byRequestId(requestId: string): Promise<CurrentStep | null> {
-    const { rows } = await this.pool.query<{ orderId: string }>('SELECT order_id AS "orderId" FROM attempts WHERE request_id = $1', [requestId]);
-    return rows[0] ? this.attemptOf(rows[0].orderId, requestId) : null;
+    const { rows } = await this.pool.query<Row>(
+      `SELECT ${ORDER_COLUMNS}, row_to_json(x) AS attempt, now() AS "dbNow"
+       FROM (SELECT ${ATTEMPT_COLUMNS} FROM attempts a WHERE a.request_id = $1) x JOIN orders o ON o.id = x."orderId"`,
+      [requestId],
+    );
+    return rows[0] ? split(rows[0]) : null;
   }
 
   /** An order and one of its attempts (not necessarily its latest), without a lease: for a read of a pull request. */

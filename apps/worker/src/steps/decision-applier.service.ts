@@ -6,7 +6,7 @@ import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import type { OrderStep } from '@cardpull/db';
 import { Vault, sealCardField } from '@cardpull/vault';
 import { type CardRole, PartnerCircuit, RetentionRepository, StepsRepository, TransitionsRepository } from '@cardpull/orders';
-import { mismatchOf, type Decision } from './decision';
+import { cardAnswer, type Decision } from './decision';
 import type { AttemptRow, OrderRow } from '@cardpull/orders';
 
 /** What the job that ran a step must do next with the queue. Delays are relative: no worker's clock is written. */
@@ -87,7 +87,7 @@ export class DecisionApplier {
   private async storeOtherIdsCard(order: OrderRow, attempt: AttemptRow, d: Extract<Decision, { kind: 'store_card' }>, other: { requestId: string; then: Decision }, actor: string): Promise<StepResult> {
     const owner = await this.steps.byRequestId(other.requestId);
     if (!owner) return this.storeCard(order, attempt, d, actor);
-    const stored = await this.storeCard(owner.order, owner.attempt, { kind: 'store_card', rule: 'card', card: d.card, mismatch: mismatchOf(owner.order, d.card), attempt: { state: 'succeeded', partnerStatus: 'success', error: null, notFoundSince: 'clear' } }, actor);
+    const stored = await this.apply(owner.order, owner.attempt, cardAnswer(owner.order, d.card, 'success'), actor);
     const asked = await this.apply(order, attempt, other.then, actor);
     return { ...asked, callbacks: [...(stored.callbacks ?? []), ...(asked.callbacks ?? [])] };
   }

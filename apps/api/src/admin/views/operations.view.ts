@@ -1,3 +1,4 @@
+import { isOpenAttempt } from '@cardpull/orders';
 import type { AdminSession } from '../auth/admin-sessions.service';
 import { ATTENTION_LIMIT, EXTRA_CARDS_LIMIT, FAILURE_GROUPS_LIMIT, type OperationsModel, type OrderSummary } from '../operations/operations.service';
 import type { PartnerPanelModel } from '../operations/partner-panel.service';
@@ -31,7 +32,7 @@ function attention(model: OperationsModel, session: AdminSession): Html {
       <td class="nowrap">${ago(o.updatedAt)}</td>
       <td class="small" title="${o.reason ?? ''}">${o.lastErrorCode ? html`<b>${o.lastErrorCode}</b> ${o.lastErrorMessage ?? ''}` : (o.reason ?? dash)}
         ${o.requestId ? html`<div class="muted"><span class="mono">${o.requestId}</span> · ${o.calls ?? 0} calls${o.unknownSince ? html` · unknown since ${time(o.unknownSince)}` : ''}</div>` : ''}</td>
-      ${session.canAct ? html`<td>${attentionActions(o.id, session, '/admin', { redrive: o.attemptState !== 'succeeded', openId: isOpenState(o.attemptState) ? o.requestId : null, deadId: o.attemptState === 'failed_definitive' })}</td>` : ''}
+      ${session.canAct ? html`<td>${attentionActions(o.id, session, '/admin', { redrive: o.attemptState !== 'succeeded', openId: isOpenAttempt(o.attemptState) ? o.requestId : null, deadId: o.attemptState === 'failed_definitive' })}</td>` : ''}
     </tr>`,
     )}</tbody>
   </table>`}
@@ -219,5 +220,3 @@ export function searchView(query: string, hits: SearchHit[], ctx: PageContext): 
 </section>`,
   );
 }
-
-const isOpenState = (state: string | null): boolean => state === 'created' || state === 'sent' || state === 'unknown';

@@ -1,3 +1,4 @@
+import { isOpenAttempt } from '@cardpull/orders';
 import type { AdminSession } from '../auth/admin-sessions.service';
 import type { OrderPageModel } from '../orders/order-inspector.service';
 import { attentionActions, disputeAction, revealAction } from './actions.view';
@@ -137,7 +138,7 @@ export function notFoundView(what: string, ctx: PageContext): Html {
 function attentionSection(m: OrderPageModel, ctx: PageContext & { session: AdminSession }, back: string): Html {
   const o = m.order;
   const latest = m.attempts.at(-1);
-  const open = latest && ['created', 'sent', 'unknown'].includes(latest.state) ? latest : null;
+  const open = latest && isOpenAttempt(latest.state) ? latest : null;
   const dead = latest?.state === 'failed_definitive';
   const redrive = latest?.state !== 'succeeded';
   return html`<section class="card" aria-label="Needs attention"><h2>Needs attention</h2><p>${o.errorMessage ?? ''}</p>

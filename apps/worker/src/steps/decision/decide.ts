@@ -38,7 +38,7 @@ function decideAnswer(i: DecisionInput): Decision {
   }
   if (a.kind === 'credentials') return credentials(i, a.code, a.message);
   if (a.kind === 'success') {
-    return i.sent === 'sync_call' ? storeCard(i, a.value as Card, 'issued') : pullRequestAnswer(i, a.value as PullRequest);
+    return i.sent === 'sync_call' ? cardAnswer(i.order, a.value as Card, 'issued') : pullRequestAnswer(i, a.value as PullRequest);
   }
   if (a.kind === 'definitive' && i.sent !== 'async_poll') return businessError(i, a.code, a.message);
   if (a.kind === 'request_id_used' && i.sent === 'async_create') return requestIdUsed(i, a.message);
@@ -47,13 +47,14 @@ function decideAnswer(i: DecisionInput): Decision {
   return unknownOutcome(i, { reason: 'unexpected', message: `unexpected ${a.kind} answer to ${i.sent}`, httpStatus: 'httpStatus' in a ? a.httpStatus : undefined });
 }
 
-function storeCard(i: DecisionInput, card: Card, partnerStatus: string): Decision {
-  return { kind: 'store_card', rule: 'card', card, mismatch: mismatchOf(i.order, card), attempt: { state: 'succeeded', partnerStatus, error: null, notFoundSince: 'clear' } };
+/** A card for the request ID asked about: its order's card, or a mismatch naming how it differs (the store decides surplus). */
+export function cardAnswer(order: DecisionInput['order'], card: Card, partnerStatus: string): Decision {
+  return { kind: 'store_card', rule: 'card', card, mismatch: mismatchOf(order, card), attempt: { state: 'succeeded', partnerStatus, error: null, notFoundSince: 'clear' } };
 }
 
 function pullRequestAnswer(i: DecisionInput, pr: PullRequest): Decision {
   if (typeof pr.request_id === 'string' && pr.request_id !== i.attempt.requestId) return requestIdMismatch(i, pr);
-  if (pr.status === 'success' && pr.card) return storeCard(i, pr.card, 'success');
+  if (pr.status === 'success' && pr.card) return cardAnswer(i.order, pr.card, 'success');
   if (pr.status === 'error') return pullRequestFailed(i, 'the partner reported status error for this pull request');
   // waiting, processing, or a status the spec does not show: still pending.
   const { attempt: att, timings: t } = i;
