@@ -39,6 +39,12 @@ export interface CallPermit {
    * since then still lasts (the call must not go: give the permit back and come again after it).
    */
   recheck(): Promise<number>;
+  /**
+   * When this permit last asked the fleet's limits (acquired or re-checked), in ms since the epoch, taken
+   * before the question went to Redis: a pause set after this moment was seen, and held the call back.
+   * What a send is measured by (a call already past its check may still arrive during a pause).
+   */
+  readonly checkedAt?: number;
 }
 
 /** No permit in time: when to ask again, and why (a pause the partner asked for, the rate, calls in flight, or yielding to creations). */

@@ -55,6 +55,8 @@ export interface PartnerCallEvent {
    * again, once, signed with the partner's time. The event (outcome, duration) is the whole call's.
    */
   resigned?: true;
+  /** When the call's permit last asked the fleet's limits (CallPermit.checkedAt), ms since the epoch. */
+  gateCheckedAtMs?: number;
   durationMs: number;
 }
 
@@ -241,6 +243,7 @@ export class PartnerClient {
       ...(requestId ? { requestId } : {}),
       ...(outcome.kind === 'success' ? pullStatusOf(outcome.value) : {}),
       ...(resigned ? { resigned: true as const } : {}),
+      ...(permit?.checkedAt !== undefined ? { gateCheckedAtMs: permit.checkedAt } : {}),
     };
     this.opts.onCall?.(event);
     // Never log bodies (cards) nor headers (signature): the event carries what an operator needs.

@@ -134,6 +134,7 @@ export class RedisCallGate implements CallGate {
           continue;
         }
         const id = randomUUID();
+        const askedAt = Date.now();
         const yields = kind !== 'create' && !opts.urgent && Date.now() - heldSince < maxYieldMs;
         const answer = await this.guarded(() =>
           this.redis.gateAcquire(
@@ -151,7 +152,7 @@ export class RedisCallGate implements CallGate {
             WANT_TTL_MS,
           ),
         );
-        if (!answer || answer[0] === 1) return this.permit(kind, answer ? id : null);
+        if (!answer || answer[0] === 1) return this.permit(kind, answer ? id : null, askedAt);
         const waitMs = Number(answer[1]);
         const reason = answer[2] as HeldBack['reason'];
         this.heldBack[kind][reason]++;
@@ -165,15 +166,22 @@ export class RedisCallGate implements CallGate {
     }
   }
 
-  private permit(kind: CallKind, id: string | null): CallPermit {
+  private permit(kind: CallKind, id: string | null, askedAt: number): CallPermit {
     let done = false;
     const grantedAt = Date.now();
+    let checkedAt = askedAt;
     return {
       kind,
+      get checkedAt() {
+        return checkedAt;
+      },
       recheck: async () => {
         // A permit a few ms old saw the latest pause already: no round trip.
         if (Date.now() - grantedAt < RECHECK_AFTER_MS) return 0;
-        return Number((await this.guarded(() => this.redis.gatePaused(this.key(kind, 'pause'), this.key('any', 'pause')))) ?? 0);
+        const at = Date.now();
+        const paused = Number((await this.guarded(() => this.redis.gatePaused(this.key(kind, 'pause'), this.key('any', 'pause')))) ?? 0);
+        checkedAt = at;
+        return paused;
       },
       done: (result: CallResult) => {
         if (done) return;
