@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { APPS, buildIsCurrent, writeStamp } from './source-stamp.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const node = process.execPath;
@@ -23,13 +24,16 @@ if (Number(process.versions.node.split('.')[0]) < 24) {
   console.error(`[start] Node ${process.versions.node} runs this; cardpull needs Node 24. Run it through npm (npm start), which uses the Node that npm ci installed.`);
   process.exit(1);
 }
+// A build only when something it read changed since the last one (scripts/source-stamp.mjs); SKIP_BUILD=1
+// never builds, BUILD=1 always does.
 if (process.env.SKIP_BUILD !== '1') {
-  for (const app of ['api', 'worker', 'partner-sim']) {
-    step(`building ${app}`, [join(root, 'node_modules', '@nestjs', 'cli', 'bin', 'nest.js'), 'build', app]);
+  if (process.env.BUILD !== '1' && buildIsCurrent(root)) {
+    process.stdout.write('[start] build is up to date (nothing changed since the last one; BUILD=1 builds anyway)\n');
+  } else {
+    for (const app of APPS) step(`building ${app}`, [join(root, 'node_modules', '@nestjs', 'cli', 'bin', 'nest.js'), 'build', app]);
+    writeStamp(root);
   }
 }
-
-
 
 // Postgres server and Redis, with a message saying how to get them when they are missing.
 const require = createRequire(import.meta.url);

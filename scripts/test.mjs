@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { APPS, writeStamp } from './source-stamp.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const run = (args, label) => {
@@ -25,7 +26,9 @@ if (major < 24) {
 run([join(root, 'scripts', 'check-imports.mjs')], 'imports');
 run([join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit'], 'typecheck');
 // The crash and chaos suites run the built worker, API and simulator as real processes.
-for (const app of ['api', 'worker', 'partner-sim']) {
+for (const app of APPS) {
   run([join(root, 'node_modules', '@nestjs', 'cli', 'bin', 'nest.js'), 'build', app], `build ${app}`);
 }
+// `npm start` after `npm test` need not build again.
+writeStamp(root);
 run(['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', join(root, 'node_modules', 'jest', 'bin', 'jest.js'), ...process.argv.slice(2)], 'tests');

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dropDatabase, waitFor } from '@cardpull/testing';
 
@@ -64,4 +65,28 @@ describe('npm start (scripts/start-all.mjs): readable logs and a first screen sa
       expect(out).toContain(where);
     }
   }, 90_000);
+
+  it("the README's sample of a missing Redis is what the launcher prints, and a start with nothing changed since the last build does not build", async () => {
+    const closed = await freePort();
+    // The sources as they are now were built (npm test writes the stamp after its builds; written here
+    // again so the case does not depend on how jest was started).
+    const { writeStamp } = (await import(join(ROOT, 'scripts', 'source-stamp.mjs'))) as { writeStamp(root: string): void };
+    writeStamp(ROOT);
+    const child = spawn(process.execPath, [join(ROOT, 'scripts', 'start-all.mjs')], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', REDIS_URL: `redis://127.0.0.1:${closed}`, DATABASE_URL: process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+    expect(code).toBe(1);
+    expect(out).toContain('[start] build is up to date');
+    expect(out).not.toContain('[start] building');
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const sample = /```\n(\[start\] cardpull needs PostgreSQL and Redis:[\s\S]*?)```/.exec(readme)?.[1];
+    expect(sample).toBeDefined();
+    expect(out.slice(out.indexOf('[start] cardpull needs'))).toBe(sample!.replaceAll('6379 (', `${closed} (`).replaceAll('127.0.0.1:6379.', `127.0.0.1:${closed}.`));
+  }, 60_000);
 });

@@ -4,7 +4,7 @@ import { startSimulator, type SimHandle } from '../support/simulator';
 import { cardsIssued, clientFor, closeClients, pollUntilFinished, valueOf } from './support/client';
 import { authorizationHeaders, startTcpProxy, type TcpProxy } from './support/tcp-proxy';
 
-// STYLE.md habit 7 / ARCHITECTURE.md: structured logs, secrets redacted. The client's own logs (its `logger`
+// docs/SECURITY.md: structured logs, secrets redacted. The client's own logs (its `logger`
 // option) never carry a card code, a PIN, the shared key, the API key or the Authorization header, whatever
 // the outcome. The headers actually sent are read off the wire (a TCP relay) to be looked for in the logs.
 

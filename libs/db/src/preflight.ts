@@ -50,10 +50,12 @@ export async function checkPostgresServer(databaseUrl: string, setting = 'DATABA
 }
 
 function unreachable(where: string, setting: string, err: { code?: string; message?: string }): string {
+  // pg's message usually names the code already ("connect ECONNREFUSED ..."): once, without a trailing stop.
+  const message = err.message ?? '';
+  const said = (err.code && !message.includes(err.code) ? `${err.code} ${message}` : message).trim().replace(/\.+$/, '');
   return (
-    `Cannot reach PostgreSQL at ${where} (${setting}): ${err.code ?? ''} ${err.message ?? ''}.\n` +
-    '  Start it with `docker compose up -d postgres`, or install it from your distribution ' +
-    '(Debian: `apt-get install postgresql`, then `pg_ctlcluster 15 main start`), or set ' +
-    `${setting} to a reachable server.`
+    `Cannot reach PostgreSQL at ${where} (${setting}): ${said}.\n` +
+    '  Install it from your distribution (Debian: `apt-get install postgresql`, then `pg_ctlcluster 15 main start`), ' +
+    `or set ${setting} to a reachable server (\`docker compose up -d postgres\` gives one at postgresql://postgres:postgres@127.0.0.1:55432/cardpull).`
   );
 }

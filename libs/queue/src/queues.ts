@@ -1,8 +1,8 @@
 import type { JobsOptions } from 'bullmq';
 
 /**
- * The one list of queues, jobs, payloads and retry options (STYLE.md habits 2 and 3). Jobs carry ids;
- * Postgres holds the state (habit 1): a handler reads the order row and decides from it. The worker refuses
+ * The one list of queues, jobs, payloads and retry options. Jobs carry ids, never state: Postgres holds
+ * the state, and a handler reads the order row and decides from it. The worker refuses
  * to start unless every job name below has exactly one handler (apps/worker/src/processors/job-handlers.ts).
  */
 export const ORDERS_QUEUE = 'orders';

@@ -112,7 +112,9 @@ export async function checkRedis(target: string | Pick<RedisTarget, 'REDIS_URL' 
     // A cluster learns its slots before it answers: commands wait for that (they fail fast on one node).
     enableOfflineQueue: isCluster(t),
   });
-  client.on('error', () => undefined);
+  // What the connection met (ECONNREFUSED, ...): more telling than the "Connection is closed" that follows.
+  let met: Error | undefined;
+  client.on('error', (error: Error) => (met ??= error));
   // A cluster whose master is failing over may leave connect() unsettled with nothing else to keep the
   // process alive (it would exit 0 in silence): bound the check with a timer.
   let timer: NodeJS.Timeout | undefined;
@@ -129,9 +131,9 @@ export async function checkRedis(target: string | Pick<RedisTarget, 'REDIS_URL' 
     client.disconnect();
     return {
       error:
-        `Cannot reach Redis at ${where} (${setting}): ${(error as Error).message}.\n` +
-        '  Start it with `docker compose up -d redis`, or install it from your distribution ' +
-        `(Debian: \`apt-get install redis-server\`, then \`redis-server --daemonize yes\`), or set ${setting} to a reachable server.`,
+        `Cannot reach Redis at ${where} (${setting}): ${(met ?? (error as Error)).message.trim().replace(/\.+$/, '')}.\n` +
+        '  Install it from your distribution (Debian: `apt-get install redis-server`, then `redis-server --daemonize yes`), ' +
+        `or set ${setting} to a reachable server (\`docker compose up -d redis\` gives one at redis://127.0.0.1:56379).`,
       warnings: [],
     };
   }
