@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 
 // The clone stands alone: what a reader needs is in the repository, and every path a document points to is
@@ -11,9 +11,9 @@ const OUTSIDE_FOLDER = ['..', 'shared'].join('/');
 
 const git = (...args: string[]): string => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
 
-/** The tracked files that are on disk (a clone's files), and every folder holding one. */
+/** The tracked files that are on disk (a clone's files; a tracked link is not followed), and every folder holding one. */
 function repository(): { files: Set<string>; folders: Set<string> } {
-  const files = new Set(git('ls-files', '-z').split('\0').filter((f) => f && existsSync(join(ROOT, f))));
+  const files = new Set(git('ls-files', '-z').split('\0').filter((f) => f && existsSync(join(ROOT, f)) && lstatSync(join(ROOT, f)).isFile()));
   const folders = new Set<string>();
   for (const f of files) {
     const parts = f.split('/');
