@@ -106,7 +106,7 @@ export class LoggerModule {
           res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
         },
       },
-      // On Fastify, the default route only matches "/" after @fastify/middie's rewrite (see ../shared/STACK.md).
+      // On Fastify, the default route only matches "/" after @fastify/middie's rewrite: request logs and context would vanish.
       forRoutes: [{ path: '*splat', method: RequestMethod.ALL }],
     }) as DynamicModule;
   }

@@ -1,5 +1,5 @@
 /**
- * The partner's resources, as the spec (../shared/spec/partner-api.md) names them. Amounts are integers
+ * The partner's resources, as the spec names them (docs/PARTNER-API.md, "The resources"). Amounts are integers
  * in the currency's minor unit (the pull request's `amount_cents` says so); the balance is a decimal in
  * currency units.
  */

@@ -30,7 +30,7 @@ export interface TimestampPolicy {
 }
 
 /**
- * The spec's Authentication rules (see ../shared/ARCHITECTURE.md, Signature). Returns null when the request
+ * The spec's Authentication rules (see docs/PARTNER-API.md, Signature). Returns null when the request
  * is accepted, otherwise the 401 to answer:
  *  - header missing or malformed, unknown API key or identifier: `unauthorized`;
  *  - Timestamp further than the window (SIM_TIMESTAMP_WINDOW_S) from the partner's clock (the machine's
