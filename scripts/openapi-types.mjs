@@ -5,8 +5,9 @@
 // Small on purpose: it knows the OpenAPI 3.0 the API's document uses (objects, arrays, enums, nullable,
 // anyOf/oneOf/allOf, $ref), and fails on anything else rather than guess.
 // `--check` writes nothing: exit 1 when the committed types are not what the document gives.
+// `--document FILE` and `--types FILE` name other files (the drift test uses them).
 import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -126,22 +127,28 @@ export function generateTypes(doc) {
 
 const isMain = process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1];
 if (isMain) {
-  const doc = JSON.parse(readFileSync(join(root, DOCUMENT), 'utf8'));
+  const arg = (name, fallback) => {
+    const at = process.argv.indexOf(name);
+    return at > 0 && process.argv[at + 1] ? resolve(process.argv[at + 1]) : join(root, fallback);
+  };
+  const documentFile = arg('--document', DOCUMENT);
+  const typesFile = arg('--types', TYPES);
+  const doc = JSON.parse(readFileSync(documentFile, 'utf8'));
   const text = generateTypes(doc);
   if (process.argv.includes('--check')) {
     let committed = '';
     try {
-      committed = readFileSync(join(root, TYPES), 'utf8');
+      committed = readFileSync(typesFile, 'utf8');
     } catch {
       /* missing: differs */
     }
     if (committed !== text) {
-      process.stderr.write(`${TYPES} is not what ${DOCUMENT} gives: run \`npm run openapi:types\` and commit it\n`);
+      process.stderr.write(`${relative(root, typesFile)} is not what ${relative(root, documentFile)} gives: run \`npm run openapi:types\` and commit it\n`);
       process.exit(1);
     }
-    process.stdout.write(`${TYPES} matches ${DOCUMENT}\n`);
+    process.stdout.write(`${relative(root, typesFile)} matches ${relative(root, documentFile)}\n`);
   } else {
-    writeFileSync(join(root, TYPES), text);
-    process.stdout.write(`wrote ${TYPES}\n`);
+    writeFileSync(typesFile, text);
+    process.stdout.write(`wrote ${relative(root, typesFile)}\n`);
   }
 }

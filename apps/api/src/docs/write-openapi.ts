@@ -3,7 +3,7 @@
  * client library's types are generated from (scripts/openapi-types.mjs, run next by the same command).
  * The app is built in Nest's preview mode: its routes and decorators without any provider, so no database,
  * Redis or partner is needed. test/client/openapi-drift.e2e-spec.ts fails when the running API's
- * /docs/json and the committed file differ.
+ * /docs/json and the committed file differ. `--out FILE` writes elsewhere (the test compares it).
  */
 import 'reflect-metadata';
 import { writeFileSync } from 'node:fs';
@@ -31,9 +31,10 @@ async function main(): Promise<void> {
   });
   const app = await NestFactory.create(ApiModule.forConfig(config), new FastifyAdapter(), { preview: true, logger: false });
   try {
-    const target = join(process.cwd(), OPENAPI_FILE);
+    const out = process.argv.indexOf('--out');
+    const target = out > 0 && process.argv[out + 1] ? process.argv[out + 1]! : join(process.cwd(), OPENAPI_FILE);
     writeFileSync(target, documentText(buildApiDocument(app)));
-    process.stdout.write(`wrote ${OPENAPI_FILE}\n`);
+    process.stdout.write(`wrote ${target}\n`);
   } finally {
     await app.close();
   }
