@@ -152,9 +152,9 @@ export class CardpullClient {
     return Date.now() + wait * 1000;
   }
 
-  /** Whole seconds the next long-poll may take (0: do not hold). */
+  /** Whole seconds the next long-poll may take (0: do not hold); the API takes whole seconds. */
   private holdFor(deadline: number): number {
-    return Math.max(0, Math.min(MAX_WAIT_PER_CALL_S, Math.floor((deadline - Date.now()) / 1000)));
+    return Math.max(0, Math.min(MAX_WAIT_PER_CALL_S, Math.round((deadline - Date.now()) / 1000)));
   }
 
   private getOnce(path: string, deadline: number, signal?: AbortSignal): Promise<Answer<OrderResponse>> {
