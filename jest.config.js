@@ -1,5 +1,5 @@
 /** @type {import('jest').Config} */
-const libs = 'config|logger|db|partner-client|queue|testing|vault|orders|platform|ops|sim-contract|traffic';
+const libs = 'config|logger|db|partner-client|queue|testing|vault|orders|platform|ops|sim-contract|traffic|client';
 module.exports = {
   rootDir: '.',
   moduleFileExtensions: ['js', 'json', 'ts'],

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run check:imports` (also the first step of `npm test`): reads every TypeScript import of apps/, libs/, test/,
-// bench/ and scripts/ with the TypeScript compiler's own pre-processor and module resolution (tsconfig.json's paths),
+// bench/, scripts/ and examples/ with the TypeScript compiler's own pre-processor and module resolution (tsconfig.json's paths),
 // and fails when
 //  - a file imports a unit that floors.json does not allow its unit to import (an upward or sideways import),
 //  - the allowed directions of floors.json themselves form a cycle,
@@ -44,7 +44,7 @@ const allowed = (from, to) => from === to || (floors[from] ?? []).some((u) => u 
 const config = ts.parseJsonConfigFileContent(ts.readConfigFile(join(root, 'tsconfig.json'), ts.sys.readFile).config, ts.sys, root);
 const options = { ...config.options, allowJs: true };
 const host = ts.createCompilerHost(options);
-const files = ['apps', 'libs', 'test', 'bench', 'scripts'].flatMap((d) => walk(join(root, d)));
+const files = ['apps', 'libs', 'test', 'bench', 'scripts', 'examples'].flatMap((d) => walk(join(root, d)));
 const problems = [];
 const edges = new Map();
 

@@ -52,6 +52,11 @@ export const API_ERRORS = {
     when: 'Too many unknown API keys from this address within a minute (AUTH_FAILURES_PER_MINUTE): every key is refused until the minute ends',
     example: 'Too many failed authentications from this address; try again in a minute',
   },
+  too_many_requests: {
+    status: 429,
+    when: "More than RATE_LIMIT_PER_CLIENT requests of this API client within RATE_LIMIT_WINDOW_MS (counted per API process): wait the answer's Retry-After (seconds)",
+    example: 'ThrottlerException: Too Many Requests',
+  },
   payload_too_large: { status: 413, when: 'The body is larger than 16 KiB', example: 'The request body is too large' },
   unsupported_media_type: { status: 415, when: 'The body is not sent as `Content-Type: application/json`', example: 'Content-Type must be application/json' },
   invalid_amount: {
@@ -85,7 +90,7 @@ export const API_ERRORS = {
 export type ApiErrorCode = keyof typeof API_ERRORS;
 
 /** Errors every authenticated route can answer. */
-export const AUTH_ERRORS: readonly ApiErrorCode[] = ['unauthorized', 'forbidden', 'too_many_attempts', 'internal_error'];
+export const AUTH_ERRORS: readonly ApiErrorCode[] = ['unauthorized', 'forbidden', 'too_many_attempts', 'too_many_requests', 'internal_error'];
 
 /**
  * Documents the error answers of a route: one response per status, each code an example of the envelope

@@ -129,6 +129,25 @@ export const GetOrderDocs = () =>
     ApiErrors('invalid_request', 'order_not_found'),
   );
 
+export const GetOrderByKeyDocs = () =>
+  applyDecorators(
+    ApiOperation({
+      summary: 'One order, by your Idempotency-Key',
+      description:
+        'Scope `orders:read`. For a caller that lost our answer to its POST: finds the order this API client created with this Idempotency-Key. ' +
+        "Only your own orders: another client's order with the same key is never found (404). Masked like `GET /v1/orders/{id}`. Send the key URL-encoded.",
+    }),
+    ApiParam({
+      name: 'key',
+      description: 'The Idempotency-Key the order was created with (URL-encoded)',
+      schema: { type: 'string', minLength: 1, maxLength: 255 },
+      example: ORDER_EXAMPLE.idempotency_key,
+    }),
+    WAIT_QUERY,
+    ApiResponse({ status: 200, description: 'The order', content: { 'application/json': ORDER_ANSWER } }),
+    ApiErrors('invalid_request', 'idempotency_key_invalid', 'order_not_found'),
+  );
+
 export const ListOrdersDocs = () =>
   applyDecorators(
     ApiOperation({ summary: 'Your orders, newest first', description: 'Scope `orders:read`. Paged with `limit` and the `next_cursor` of the previous page.' }),

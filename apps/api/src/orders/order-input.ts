@@ -84,12 +84,15 @@ export function parseCreateOrder(body: unknown): CreateOrderInput {
   throw new ApiError(400, 'invalid_request', `${field}: ${message}`);
 }
 
+/** An Idempotency-Key as the API takes one: 1-255 visible ASCII characters. */
+export const isIdempotencyKey = (value: unknown): value is string => typeof value === 'string' && value.length <= 255 && /^[\x21-\x7E]+$/.test(value);
+
 /** Idempotency-Key: required, 1-255 visible ASCII characters. */
 export function parseIdempotencyKey(header: unknown): string {
   if (header === undefined || header === '') {
     throw new ApiError(400, 'idempotency_key_missing', 'The Idempotency-Key header is required');
   }
-  if (typeof header !== 'string' || header.length > 255 || !/^[\x21-\x7E]+$/.test(header)) {
+  if (!isIdempotencyKey(header)) {
     throw new ApiError(400, 'idempotency_key_invalid', 'Idempotency-Key must be 1-255 visible ASCII characters');
   }
   return header;

@@ -4,8 +4,8 @@ import { PinoLogger } from 'nestjs-pino';
 import { ORDER_STATUSES, OrdersRepository, toOrderView } from '@cardpull/orders';
 import { ApiError, ApiKeyGuard, ClientThrottlerGuard, type AuthedRequest, RequireScope, traceIdOf, withSpan } from '@cardpull/platform';
 import { Vault } from '@cardpull/vault';
-import { CreateOrderDocs, GetOrderDocs, ListOrdersDocs, OrdersDocs } from '../docs/orders.docs';
-import { isUuid, parseCreateOrder, parseIdempotencyKey, parseWait, requireJson } from './order-input';
+import { CreateOrderDocs, GetOrderByKeyDocs, GetOrderDocs, ListOrdersDocs, OrdersDocs } from '../docs/orders.docs';
+import { isIdempotencyKey, isUuid, parseCreateOrder, parseIdempotencyKey, parseWait, requireJson } from './order-input';
 import { OrdersService } from './orders.service';
 
 const cursorOf = (id: string) => Buffer.from(id, 'utf8').toString('base64url');
@@ -54,6 +54,19 @@ export class OrdersController {
       return r;
     });
     if (!created) void reply.status(200);
+    const waited = await this.orders.waitForTerminal(detail.order.id, req.apiClient.client, seconds, detail);
+    if (waited.capped) void reply.header(WAIT_CAPPED_HEADER, 'true');
+    return { order: toOrderView(waited.detail, this.vault, req.apiClient.scopes.has('cards:read')) };
+  }
+
+  /** For a caller that lost our answer to its POST: its own order by its own Idempotency-Key. */
+  @Get('by-idempotency-key/:key')
+  @RequireScope('orders:read')
+  @GetOrderByKeyDocs()
+  async getByKey(@Req() req: AuthedRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('key') key: string, @Query('wait') wait: unknown) {
+    if (!isIdempotencyKey(key)) throw new ApiError(400, 'idempotency_key_invalid', 'The key must be 1-255 visible ASCII characters (URL-encoded in the path)');
+    const seconds = parseWait(wait);
+    const detail = await this.orders.getByKey(key, req.apiClient.client);
     const waited = await this.orders.waitForTerminal(detail.order.id, req.apiClient.client, seconds, detail);
     if (waited.capped) void reply.header(WAIT_CAPPED_HEADER, 'true');
     return { order: toOrderView(waited.detail, this.vault, req.apiClient.scopes.has('cards:read')) };

@@ -101,6 +101,14 @@ export class OrdersService {
     return detail;
   }
 
+  /** The client's own order by its Idempotency-Key (never another client's: the key is unique per client only). */
+  async getByKey(idempotencyKey: string, client: string): Promise<OrderDetail> {
+    const order = await this.repo.findByKey(client, idempotencyKey);
+    const detail = order ? await this.repo.detail(order.id, client) : null;
+    if (!detail) throw new ApiError(404, 'order_not_found', `No order with the Idempotency-Key ${JSON.stringify(idempotencyKey)}`);
+    return detail;
+  }
+
   /**
    * Long-poll (`?wait=N`): answers as soon as the order is terminal, or after N seconds with its current
    * state. The pull itself runs in the worker; this only watches the row.
