@@ -24,6 +24,7 @@ th,td{text-align:left;padding:3px 6px;border-bottom:1px solid #eef0f2;vertical-a
 th{font-weight:600;color:#57606a;font-size:12px;white-space:nowrap}
 td.num,th.num{text-align:right}
 .mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;word-break:break-all}
+.copy{user-select:all;cursor:text;background:#f6f8fa;padding:0 4px;border-radius:3px}
 .muted{color:#6e7781}
 .small{font-size:12px}
 .nowrap{white-space:nowrap}
