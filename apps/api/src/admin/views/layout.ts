@@ -88,7 +88,7 @@ export function page(title: string, ctx: PageContext, body: Html): Html {
 ${session
   ? html`<header>
   <a class="brand" href="/admin">cardpull operations</a>
-  <nav><a href="/admin">Overview</a><a href="/admin/orders">Orders</a><a href="/admin/charts">Charts</a><a href="/admin/queues">Job dashboard</a></nav>
+  <nav><a href="/admin">Overview</a><a href="/admin/orders">Orders</a><a href="/admin/charts">Charts</a><a href="/admin/errors">Errors</a><a href="/admin/queues">Job dashboard</a></nav>
   <form class="search" method="get" action="/admin/search" role="search">
     <input type="search" name="q" value="${ctx.query ?? ''}" placeholder="Order id, Idempotency-Key, partner request ID or gift card code" aria-label="Search orders" required>
     <button type="submit">Search</button>
