@@ -24,11 +24,7 @@ describe('bulk actions on a filter: dry run, then re-drive or mark failed, a few
     }, 30_000);
   });
 
-  it('an empty filter is refused, even for the dry run (status alone selects every order in needs attention)', async () => {
-    for (const path of ['/admin/bulk?action=mark_failed', '/admin/bulk?action=mark_failed&status=needs_attention']) {
-      const res = await adminCall(stack, 'GET', path, { cookie: alice, html: true });
-      expect([path, res.status, res.text.includes('An empty filter')]).toEqual([path, 400, true]);
-    }
+  it('an empty filter (or a status alone: every order in needs attention) is refused unless the dry run\'s "every order" box is ticked', async () => {
     const page = await adminCall(stack, 'GET', '/admin/bulk?action=mark_failed&gift_card_code=STG-BROKEN', { cookie: alice, html: true });
     const res = await adminCall(stack, 'POST', '/admin/bulk', { cookie: alice, form: { csrf: csrfOf(page.text), action: 'mark_failed', filter: 'status=needs_attention', reason: 'all of them' } });
     expect([res.status, res.json?.errors?.[0]?.code]).toEqual([400, 'empty_filter']);
@@ -81,5 +77,47 @@ describe('bulk actions on a filter: dry run, then re-drive or mark failed, a few
     // The order page's audit trail links the bulk action.
     const orderPage = await adminCall(stack, 'GET', `/admin/orders/${broken[0]}`, { cookie: alice, html: true });
     expect(orderPage.text).toMatch(new RegExp(`data-audit="marked_failed"[\\s\\S]*href="/admin/bulk/${id}"[\\s\\S]*brand broken in staging`));
+  });
+
+  it('the Orders page\'s bulk link for a status-only filter opens a dry run of every order in needs attention, which runs once that is confirmed', async () => {
+    const more: string[] = [];
+    for (let i = 0; i < 2; i++) more.push((await createOrder(stack, { gift_card_code: 'STG-BROKEN', amount: 1000 })).id);
+    await waitFor('the new broken orders in needs_attention', async () => {
+      const { rows } = await withDb(stack, (db) => db.query<{ n: string }>("SELECT count(*) AS n FROM orders WHERE status = 'needs_attention' AND id = ANY($1::uuid[])", [more]));
+      return Number(rows[0]!.n) === more.length;
+    }, 30_000);
+    // Past the window their request IDs are still asked, ever less often: an hour in, the next ask is an hour
+    // away, so none is being asked when the bulk action reaches it.
+    await withDb(stack, async (db) => {
+      await db.query(`UPDATE attempts SET unknown_since = now() - interval '1 hour' WHERE order_id = ANY($1::uuid[])`, [more]);
+      await waitFor('their next asks an hour away', async () => {
+        const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM orders WHERE id = ANY($1::uuid[]) AND next_step_at > now() + interval '10 minutes'", [more]);
+        return rows[0]!.n === more.length || null;
+      }, 30_000);
+    });
+    // Every order in needs attention: these two, and any an earlier test left there.
+    const { rows: all } = await withDb(stack, (db) => db.query<{ id: string }>("SELECT id FROM orders WHERE status = 'needs_attention'"));
+    const orders = await adminCall(stack, 'GET', '/admin/orders?status=needs_attention', { cookie: alice, html: true });
+    expect(orders.status).toBe(200);
+    const link = /href="(\/admin\/bulk\?action=mark_failed[^"]*)"/.exec(orders.text)?.[1]?.replaceAll('&amp;', '&');
+    expect(link).toBe('/admin/bulk?action=mark_failed&status=needs_attention');
+    const dryRun = await adminCall(stack, 'GET', link!, { cookie: alice, html: true });
+    expect([dryRun.status, dryRun.text.includes(`data-eligible="${all.length}"`)]).toEqual([200, true]);
+    for (const id of more) expect(dryRun.text).toContain(`data-order="${id}"`);
+    // The form names the whole of needs attention and asks for it to be confirmed.
+    expect(dryRun.text).toMatch(/<input type="checkbox" name="every" value="yes" required>/);
+    const form = { csrf: csrfOf(dryRun.text), action: 'mark_failed', filter: 'status=needs_attention', reason: 'all of them' };
+    const unconfirmed = await adminCall(stack, 'POST', '/admin/bulk', { cookie: alice, form });
+    expect([unconfirmed.status, unconfirmed.json?.errors?.[0]?.code]).toEqual([400, 'empty_filter']);
+    const started = await adminCall(stack, 'POST', '/admin/bulk', { cookie: alice, form: { ...form, every: 'yes' } });
+    expect(started.status).toBe(303);
+    const id = String(started.headers.location).split('/').pop()!;
+    const done = await waitFor('the bulk action to finish', async () => {
+      const p = (await adminCall(stack, 'GET', `/admin/api/bulk/${id}`, { cookie: alice })).json;
+      return p.state === 'done' ? p : null;
+    }, 30_000, 200);
+    expect(done).toMatchObject({ total: all.length, position: all.length });
+    const { rows } = await withDb(stack, (db) => db.query<{ id: string; status: string }>('SELECT id, status FROM orders WHERE id = ANY($1::uuid[])', [more]));
+    expect(rows.map((r) => r.status)).toEqual(['failed', 'failed']);
   });
 });

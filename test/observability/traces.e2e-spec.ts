@@ -1,5 +1,10 @@
-import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
+import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
+import { OrderQueue } from '@cardpull/orders';
 import { setupTracing } from '@cardpull/platform';
+import { jobOf, orderStepJobId } from '@cardpull/queue';
+import { waitFor } from '@cardpull/testing';
+import { withDb } from '../recovery/support/recovery';
+import { ADMIN_ENV, ALICE, adminCall, csrfOf, login } from '../admin/support/admin';
 import { createOrder, useStack, waitForOrder } from '../support/stack';
 
 // The process's provider, with an in-memory exporter (the service itself exports over OTLP when
@@ -14,7 +19,8 @@ setupTracing({ service: 'cardpull-test', exporter });
  * written in the trace carry its id.
  */
 describe('traces: an order is one trace from intake to the card, across the API and the worker', () => {
-  const stack = useStack();
+  // Unknown outcomes give up quickly (an order in needs attention to re-drive).
+  const stack = useStack({ env: { ...ADMIN_ENV, UNKNOWN_OUTCOME_WINDOW_MS: '1500' } });
 
   const spansOf = (traceId: string) => exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
   const intakeSpan = (orderId: string) => exporter.getFinishedSpans().find((s) => s.name === 'POST /v1/orders' && s.attributes['cardpull.order_id'] === orderId);
@@ -41,5 +47,62 @@ describe('traces: an order is one trace from intake to the card, across the API 
     expect(values.filter((v) => v.includes(code) || (pin ? v.includes(pin) : false))).toEqual([]);
     // The intake's log line (and every line a step of the order writes) carries the trace id.
     expect(stack.logs.lines.some((l) => l.includes(`"trace_id":"${traceId}"`))).toBe(true);
+  });
+
+  const stepSpans = (orderId: string): ReadableSpan[] => exporter.getFinishedSpans().filter((s) => s.name.startsWith('order step') && s.attributes['cardpull.order_id'] === orderId);
+
+  it('the order page shows the order\'s trace id (kept with the order at intake), to copy', async () => {
+    const { id } = await createOrder(stack, { gift_card_code: 'ACME-BOOKS-FIXED', amount: 2500 });
+    await waitForOrder(stack, id, (o) => o.status === 'completed');
+    const traceId = intakeSpan(id)!.spanContext().traceId;
+    const page = await adminCall(stack, 'GET', `/admin/orders/${id}`, { cookie: await login(stack, ALICE), html: true });
+    expect(page.text).toContain(`<code class="mono copy" data-trace-id="${traceId}"`);
+  });
+
+  it('a job re-created by the sweeper (its job lost from Redis), or one without a trace, goes on in the trace of its order\'s intake', async () => {
+    await stack.stopWorker();
+    const queue = stack.api!.get(OrderQueue).queue;
+    const lost = await createOrder(stack, { gift_card_code: 'ACME-BOOKS-FIXED', amount: 2500 });
+    const untraced = await createOrder(stack, { gift_card_code: 'ACME-BOOKS-FIXED', amount: 2500, mode: 'async' });
+    // One job is lost: the sweeper re-creates it from the order's row. The other is replaced by a job that
+    // carries no trace (one from before the orders kept theirs).
+    await queue.remove(orderStepJobId(lost.id, 1));
+    await queue.remove(orderStepJobId(untraced.id, 1));
+    const bare = jobOf('async_create', { orderId: untraced.id, stepSeq: 1 }, { jobId: orderStepJobId(untraced.id, 1) });
+    await queue.add(bare.name, bare.data, bare.opts);
+    await stack.startWorker();
+    for (const o of [lost, untraced]) {
+      await waitForOrder(stack, o.id, (x) => x.status === 'completed');
+      const traceId = intakeSpan(o.id)!.spanContext().traceId;
+      const steps = stepSpans(o.id);
+      expect(steps.length).toBeGreaterThan(0);
+      expect(steps.map((s) => [s.name, s.spanContext().traceId])).toEqual(steps.map((s) => [s.name, traceId]));
+      expect(spansOf(traceId).map((s) => s.name)).toContain('store card');
+    }
+  });
+
+  it('a re-drive by an operator goes on in the trace of the order\'s intake: its span, then the re-driven step', async () => {
+    const { id } = await createOrder(stack, { gift_card_code: 'STG-BROKEN', amount: 1000 });
+    await waitForOrder(stack, id, (o) => o.status === 'needs_attention', 30_000);
+    // Past the window its request ID is still asked, ever less often: an hour in, the next ask is an hour
+    // away, so no step holds the order when the operator acts.
+    await withDb(stack, async (db) => {
+      await db.query(`UPDATE attempts SET unknown_since = now() - interval '1 hour' WHERE order_id = $1`, [id]);
+      await waitFor('its next ask an hour away', async () => {
+        const { rows } = await db.query("SELECT 1 FROM orders WHERE id = $1 AND next_step_at > now() + interval '10 minutes'", [id]);
+        return rows.length === 1 || null;
+      }, 30_000);
+    });
+    const cookie = await login(stack, ALICE);
+    const page = await adminCall(stack, 'GET', `/admin/orders/${id}`, { cookie, html: true });
+    const res = await adminCall(stack, 'POST', `/admin/orders/${id}/redrive`, { cookie, form: { csrf: csrfOf(page.text), reason: 'trace test' } });
+    expect(res.status).toBe(303);
+    const { rows } = await withDb(stack, (db) => db.query<{ step_seq: number }>('SELECT step_seq FROM orders WHERE id = $1', [id]));
+    const seq = rows[0]!.step_seq;
+    const redriven = await waitFor('the re-driven step', async () => stepSpans(id).find((s) => s.attributes['cardpull.step_seq'] === seq) ?? null, 20_000);
+    const traceId = intakeSpan(id)!.spanContext().traceId;
+    const redrive = exporter.getFinishedSpans().find((s) => s.name === 'operator redrive' && s.attributes['cardpull.order_id'] === id);
+    expect([redrive?.spanContext().traceId, redriven.spanContext().traceId]).toEqual([traceId, traceId]);
+    expect(redriven.parentSpanContext?.spanId).toBe(redrive!.spanContext().spanId);
   });
 });

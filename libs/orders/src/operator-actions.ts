@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { contextFrom, withSpan } from '@cardpull/platform';
 import { AfterCommit } from './after-commit';
 import { isOpenAttempt, redriveStep } from './attempt-facts';
 import type { AttemptRow, OrderRow } from './order.types';
@@ -64,6 +65,13 @@ export class OperatorActions {
     if (attempt.state === 'succeeded') {
       return { ok: false, status: 409, code: 'not_redrivable', message: 'The partner issued a card for this request ID that does not match the order; it is kept. Mark the order failed (the card stays listed for a refund)' };
     }
+    // In the order's trace (kept with the order at intake): the re-driven step's job continues this span.
+    const attributes = { 'cardpull.order_id': orderId, 'cardpull.request_id': attempt.requestId, 'cardpull.actor': by.actor };
+    return withSpan('operator redrive', attributes, () => this.redriveNow(order, attempt, by), contextFrom(order.traceParent));
+  }
+
+  private async redriveNow(order: OrderRow, attempt: AttemptRow, by: ActionBy): Promise<ActionDone | ActionRefusal> {
+    const orderId = order.id;
     const open = isOpenAttempt(attempt.state);
     const step = open ? redriveStep(order, attempt) : firstStep(order.mode);
     const result = await this.transitions.transition({

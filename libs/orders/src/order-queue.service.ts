@@ -73,8 +73,9 @@ export class OrderQueue {
   }
 
   schedule(step: ScheduledStep): Promise<boolean> {
-    // The trace active when the step is scheduled (the request, or the step before): its job continues it.
-    const trace = step.trace ?? currentTraceparent();
+    // The trace active when the step is scheduled (the request, the step before, an operator's action): its
+    // job continues it. Else the order's own, when the caller read it from the row.
+    const trace = currentTraceparent() ?? step.trace;
     const traced = trace ? { ...step, trace } : step;
     return new Promise<boolean>((done) => this.batch.push({ step: traced, done }));
   }

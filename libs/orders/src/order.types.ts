@@ -10,8 +10,11 @@ export interface ScheduledStep {
   delayMs: number;
   /** The calling client, for a new order's first step: its fair share of the partner (fair-share.ts). */
   client?: string;
-  /** The order's trace (W3C traceparent), carried by the job (tracing on only). */
-  trace?: string;
+  /**
+   * The order's trace (W3C traceparent), carried by the job (tracing on only): the trace active when the step
+   * is scheduled, or else this one (the order's own, read from its row: a job re-created by the sweeper).
+   */
+  trace?: string | null;
 }
 
 export const TERMINAL_STATUSES: readonly OrderStatus[] = ['completed', 'failed'];
@@ -43,6 +46,8 @@ export interface OrderRow {
   completedAt: Date | null;
   /** The order's card (set by the statement that completes it). */
   cardId: string | null;
+  /** The W3C traceparent of the intake request (tracing on only): the order's trace. */
+  traceParent: string | null;
 }
 
 export interface AttemptRow {
@@ -94,7 +99,8 @@ export const ORDER_COLUMNS = `o.id, o.client, o.idempotency_key AS "idempotencyK
   o.error_message AS "errorMessage", o.next_step AS "nextStep", o.next_step_at AS "nextStepAt", o.step_seq AS "stepSeq",
   o.lease_owner AS "leaseOwner", o.lease_expires_at AS "leaseExpiresAt", o.wait_deadline AS "waitDeadline",
   o.callback_url AS "callbackUrl", o.callback_secrets AS "callbackSecrets",
-  o.created_at AS "createdAt", o.updated_at AS "updatedAt", o.completed_at AS "completedAt", o.card_id AS "cardId"`;
+  o.created_at AS "createdAt", o.updated_at AS "updatedAt", o.completed_at AS "completedAt", o.card_id AS "cardId",
+  o.trace_parent AS "traceParent"`;
 
 export const ATTEMPT_COLUMNS = `a.request_id AS "requestId", a.order_id AS "orderId", a.seq, a.kind, a.state,
   a.partner_status AS "partnerStatus", a.error_code AS "errorCode", a.error_message AS "errorMessage",

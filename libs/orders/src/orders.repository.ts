@@ -28,6 +28,8 @@ export interface NewOrder {
   callbackSecrets: boolean;
   /** The client's daily spend limit (SPEND_LIMITS), in minor units: the order is recorded only under it. */
   dailyLimit?: number | null;
+  /** The intake request's W3C traceparent (tracing on only), kept with the order: its jobs re-created later go on in its trace. */
+  traceParent?: string | null;
 }
 
 export type CreateResult =
@@ -80,11 +82,11 @@ const MAX_INTAKES_IN_FLIGHT = 4;
  */
 const INTAKE_SQL = `WITH input AS (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, client text, idempotency_key text, request_hash text,
-      mode "PullMode", gift_card_code text, amount int, metadata jsonb, next_step "OrderStep", request_id text, actor text, callback_url text, callback_secrets boolean)
+      mode "PullMode", gift_card_code text, amount int, metadata jsonb, next_step "OrderStep", request_id text, actor text, callback_url text, callback_secrets boolean, trace_parent text)
   ), ins AS (
     INSERT INTO orders (id, client, idempotency_key, request_hash, status, mode, gift_card_code, amount, metadata,
-                        next_step, next_step_at, step_seq, callback_url, callback_secrets, created_at, updated_at)
-    SELECT id, client, idempotency_key, request_hash, 'pending', mode, gift_card_code, amount, metadata, next_step, now(), 1, callback_url, callback_secrets, now(), now()
+                        next_step, next_step_at, step_seq, callback_url, callback_secrets, trace_parent, created_at, updated_at)
+    SELECT id, client, idempotency_key, request_hash, 'pending', mode, gift_card_code, amount, metadata, next_step, now(), 1, callback_url, callback_secrets, trace_parent, now(), now()
     FROM input
     ON CONFLICT (client, idempotency_key) DO NOTHING
     RETURNING *
@@ -191,6 +193,7 @@ export class OrdersRepository {
       actor: `api:${o.client}`,
       callback_url: o.callbackUrl ?? null,
       callback_secrets: o.callbackSecrets,
+      trace_parent: o.traceParent ?? null,
     }));
     const { rows } = await db.query<OrderRow>(prepared(INTAKE_SQL, [JSON.stringify(input)]));
     return new Map(rows.map((r) => [r.id, r]));

@@ -195,6 +195,20 @@ export class StepsRepository {
     return rows;
   }
 
+  /**
+   * The traces of these orders (the W3C traceparent of each intake, tracing on only; orders without one are
+   * left out): a job re-created from the row goes on in its order's trace. Read only for the jobs to
+   * re-create, not with every sweep's list of open orders.
+   */
+  async traceParents(orderIds: string[]): Promise<Map<string, string>> {
+    if (!orderIds.length) return new Map();
+    const { rows } = await this.pool.query<{ id: string; trace: string }>(
+      'SELECT id, trace_parent AS trace FROM orders WHERE id = ANY($1::uuid[]) AND trace_parent IS NOT NULL',
+      [orderIds],
+    );
+    return new Map(rows.map((r) => [r.id, r.trace]));
+  }
+
   /** Ends a lease without moving the order (harmless when a transition ended it already). */
   async releaseLease(orderId: string, owner: string): Promise<void> {
     await this.pool.query(`UPDATE orders SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_owner = $2`, [orderId, owner]);

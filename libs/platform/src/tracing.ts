@@ -36,6 +36,9 @@ export function setupTracing(opts: { service: string; endpoint?: string; exporte
   return true;
 }
 
+/** Whether this process records traces (a provider is registered). */
+export const tracingOn = (): boolean => provider !== null;
+
 /** Flushes and stops the provider (the process is ending). */
 export async function shutdownTracing(): Promise<void> {
   await provider?.shutdown().catch(() => undefined);
@@ -65,8 +68,14 @@ export function currentTraceparent(): string | undefined {
 }
 
 /** The context a job's traceparent continues (the active one when it has none). */
-export function contextFrom(traceparent: string | undefined) {
+export function contextFrom(traceparent: string | null | undefined) {
   return traceparent ? propagation.extract(context.active(), { traceparent }) : context.active();
+}
+
+/** The trace id of a W3C traceparent (`00-<trace id>-<span id>-<flags>`), or null when it is none. */
+export function traceIdFrom(traceparent: string | null | undefined): string | null {
+  const id = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(traceparent ?? '')?.[1];
+  return id && !/^0+$/.test(id) ? id : null;
 }
 
 /** A span's trace id, or undefined when it records nothing (tracing off: the id is all zeros). */

@@ -52,9 +52,22 @@ export function mountJobDashboard(instance: FastifyInstance, queues: Queue[], se
       scope.addHook('onRoute', (route) => {
         route.constraints = { ...route.constraints, [MODE_CONSTRAINT]: mode };
       });
+      scope.addHook('onSend', async (_req, reply, payload) => (typeof payload === 'string' && isHtml(reply.getHeader('content-type')) ? withoutRemoteLinks(payload) : payload));
       await scope.register(adapter.registerPlugin(), { prefix: BOARD_PATH });
     });
   }
+}
+
+const isHtml = (type: unknown): boolean => typeof type === 'string' && type.startsWith('text/html');
+
+/**
+ * bull-board's page links its fonts from another origin (a stylesheet of web fonts). The dashboard must work
+ * offline and load nothing from elsewhere: every <link> to another origin is dropped, and its styles fall
+ * back to the system's fonts (their own font stacks name them). Its scripts, styles and images are served
+ * from here already.
+ */
+export function withoutRemoteLinks(page: string): string {
+  return page.replace(/<link\b[^>]*\bhref\s*=\s*["']?\s*(?:https?:)?\/\/[^>]*>\s*/gi, '');
 }
 
 const DESCRIPTIONS: Record<string, string> = {

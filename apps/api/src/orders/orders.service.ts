@@ -3,7 +3,7 @@ import { SERVICE_CONFIG, callbackRules, callbackUrlProblem, type ApiClient, type
 import type { OrderStatus } from '@cardpull/db';
 import { AfterCommit, OrdersRepository, SpendLimitExceeded, TERMINAL_STATUSES, requestHash, type OrderDetail } from '@cardpull/orders';
 import { checkAmount } from '@cardpull/partner-client';
-import { ApiError } from '@cardpull/platform';
+import { ApiError, currentTraceparent } from '@cardpull/platform';
 import { CatalogService } from '../catalog/catalog.service';
 import { isUuid, type CreateOrderInput } from './order-input';
 
@@ -55,6 +55,8 @@ export class OrdersService {
       giftCardCode: input.gift_card_code,
       amount: input.amount,
       metadata: input.metadata,
+      // The intake's trace (the request's span), kept with the order: a job re-created later goes on in it.
+      traceParent: currentTraceparent() ?? null,
     };
     const result = await this.repo.create(newOrder).catch((error: unknown) => {
       if (!(error instanceof SpendLimitExceeded)) throw error;

@@ -3,8 +3,8 @@ import type { Job } from 'bullmq';
 import { PinoLogger } from 'nestjs-pino';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { runInJobContext } from '@cardpull/logger';
-import { contextFrom, withSpan } from '@cardpull/platform';
-import { AfterCommit, BACKGROUND_PRIORITY, ORDER_STEP_NAMES, isBackgroundStep } from '@cardpull/orders';
+import { contextFrom, tracingOn, withSpan } from '@cardpull/platform';
+import { AfterCommit, BACKGROUND_PRIORITY, ORDER_STEP_NAMES, StepsRepository, isBackgroundStep } from '@cardpull/orders';
 import { ORDERS_QUEUE, type OrderJobData } from '@cardpull/queue';
 import { StepRunner } from '../steps/step-runner';
 import { QueueProcessor } from './queue-processor';
@@ -25,6 +25,7 @@ export class OrderStepsProcessor extends QueueProcessor<typeof ORDERS_QUEUE> {
     private readonly steps: StepRunner,
     private readonly afterCommit: AfterCommit,
     private readonly pino: PinoLogger,
+    private readonly orders: StepsRepository,
   ) {
     super(ORDERS_QUEUE, ORDER_STEP_NAMES, config);
   }
@@ -38,7 +39,17 @@ export class OrderStepsProcessor extends QueueProcessor<typeof ORDERS_QUEUE> {
   async process(job: Job<OrderJobData>, token?: string): Promise<string> {
     // The order's trace goes on in this step (its job carries the traceparent); the next step it schedules continues it.
     const attributes = { 'cardpull.order_id': job.data.orderId, 'cardpull.step': job.name, 'cardpull.step_seq': job.data.stepSeq };
-    return withSpan(`order step ${job.name}`, attributes, () => this.step(job, token), contextFrom(job.data.trace));
+    return withSpan(`order step ${job.name}`, attributes, () => this.step(job, token), contextFrom(await this.traceOf(job)));
+  }
+
+  /**
+   * The trace the step goes on in: its job's, or else (a job from before the order kept its trace) the one
+   * kept with the order. Read only with tracing on and only for such a job: never a round trip per step.
+   */
+  private async traceOf(job: Job<OrderJobData>): Promise<string | null | undefined> {
+    if (job.data.trace || !tracingOn()) return job.data.trace;
+    const kept = await this.orders.traceParents([job.data.orderId]).catch(() => new Map<string, string>());
+    return kept.get(job.data.orderId);
   }
 
   private step(job: Job<OrderJobData>, token?: string): Promise<string> {

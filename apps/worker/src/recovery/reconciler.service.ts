@@ -3,6 +3,7 @@ import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import type { PullMode } from '@cardpull/db';
 import { AfterCommit, StepsRepository, leaseMs } from '@cardpull/orders';
 import { CALL_GATE, isHeldBack, type CallGate } from '@cardpull/partner-client';
+import { contextFrom, withSpan } from '@cardpull/platform';
 import { DecisionApplier } from '../steps/decision-applier.service';
 import { PartnerAsk } from '../steps/partner-ask.service';
 import { PeriodicTask } from './periodic-task';
@@ -95,10 +96,14 @@ export class Reconciler extends PeriodicTask<ReconcileReport> {
     }
     const { order, attempt, clock } = current;
     try {
-      const { result, decision } = await this.asker.ask(order, attempt, attemptKind === 'sync' ? 'sync_call' : 'async_poll', clock, permit, { reconciling: true, actor: owner });
-      await this.afterCommit.run({ callbacks: result.callbacks, next: result.kind === 'next' ? result : null });
-      const moved = decision.kind !== 'stay' || decision.note?.state !== undefined;
-      return moved ? 'resolved' : 'unchanged';
+      // In the order's trace (kept with the order at intake): the call, and the step it may schedule.
+      const attributes = { 'cardpull.order_id': order.id, 'cardpull.request_id': requestId };
+      return await withSpan('reconcile', attributes, async () => {
+        const { result, decision } = await this.asker.ask(order, attempt, attemptKind === 'sync' ? 'sync_call' : 'async_poll', clock, permit, { reconciling: true, actor: owner });
+        await this.afterCommit.run({ callbacks: result.callbacks, next: result.kind === 'next' ? result : null });
+        const moved = decision.kind !== 'stay' || decision.note?.state !== undefined;
+        return moved ? 'resolved' : 'unchanged';
+      }, contextFrom(order.traceParent));
     } finally {
       // Harmless when the transition already cleared it, or when none was taken (a read).
       if (attemptKind === 'sync') await this.steps.releaseLease(order.id, owner);

@@ -53,7 +53,11 @@ export class Sweeper extends PeriodicTask<SweepReport> {
     // A job id that is not live may still have its hash (a list lost without it, a finished job kept):
     // BullMQ would take the re-add for a duplicate and drop it. Remove the leftover first.
     await removeLeftovers(this.queue.queue, missing.map((m) => orderStepJobId(m.orderId, m.stepSeq)));
-    if (missing.length) await this.queue.scheduleMany(missing);
+    if (missing.length) {
+      // Each re-created job goes on in its order's trace (kept with the order at intake), not in a new one.
+      const traces = await this.steps.traceParents(missing.map((m) => m.orderId));
+      await this.queue.scheduleMany(missing.map((m) => ({ ...m, trace: traces.get(m.orderId) ?? null })));
+    }
     // The callback outbox the same way (Postgres first, then Redis): every pending event has a delivery job.
     const pendingCallbacks = await this.callbacks.pending();
     const liveCallbacks = await this.callbackQueue.liveJobIds();

@@ -1,6 +1,6 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { PartnerCallListeners } from '@cardpull/partner-client';
-import { PartnerStateRepository, type PartnerErrorRow } from './partner-state.repository';
+import { PartnerStateRepository, type PartnerErrorGroups, type PartnerErrorRow } from './partner-state.repository';
 
 /** Keep this many recent partner errors for the operations page. */
 const KEEP_ERRORS = 500;
@@ -37,5 +37,10 @@ export class PartnerErrors implements OnModuleInit {
 
   recent(limit = 50): Promise<PartnerErrorRow[]> {
     return this.stored.recentErrors(limit);
+  }
+
+  /** The errors kept, by kind, latest kind first (at most `limit` kinds). */
+  groups(limit: number): Promise<PartnerErrorGroups> {
+    return this.stored.errorGroups(limit);
   }
 }

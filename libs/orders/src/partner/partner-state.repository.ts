@@ -21,6 +21,30 @@ export interface PartnerErrorRow {
   requestId: string | null;
 }
 
+/** Partner errors of one kind (call, outcome, code, HTTP status): how many, when, and the latest as an example. */
+export interface PartnerErrorGroup {
+  endpoint: string;
+  outcome: string;
+  code: string | null;
+  httpStatus: number | null;
+  count: number;
+  firstSeen: Date;
+  lastSeen: Date;
+  /** The latest error's message. */
+  message: string;
+  /** The latest request ID of the kind, and the order it belongs to (null when none, or not ours). */
+  requestId: string | null;
+  orderId: string | null;
+}
+
+/** The kinds of partner errors kept, latest first (at most the limit asked), and how many there are in all. */
+export interface PartnerErrorGroups {
+  groups: PartnerErrorGroup[];
+  /** Kinds in all, and errors in all (the table keeps the latest few hundred). */
+  kinds: number;
+  errors: number;
+}
+
 export interface StoredSnapshot {
   data: unknown;
   fetchedAt: Date;
@@ -83,6 +107,32 @@ export class PartnerStateRepository {
       [limit],
     );
     return rows;
+  }
+
+  /**
+   * The errors kept, by kind (call, outcome, code, HTTP status): a partner failing the same way a thousand
+   * times makes one row. Latest kind first; the example is each kind's latest error, with the order of its
+   * latest request ID. The table is pruned to a few hundred rows: grouping it all is cheap.
+   */
+  async errorGroups(limit: number): Promise<PartnerErrorGroups> {
+    const { rows } = await this.pool.query<PartnerErrorGroup & { kinds: number; errors: number }>(
+      `WITH g AS (
+         SELECT endpoint, outcome, code, http_status AS "httpStatus", count(*)::int AS count, min(at) AS "firstSeen", max(at) AS "lastSeen",
+                (array_agg(message ORDER BY id DESC))[1] AS message,
+                (array_agg(request_id ORDER BY id DESC) FILTER (WHERE request_id IS NOT NULL))[1] AS "requestId",
+                max(id) AS latest, count(*) OVER ()::int AS kinds, (sum(count(*)) OVER ())::int AS errors
+         FROM partner_errors GROUP BY endpoint, outcome, code, http_status
+         ORDER BY latest DESC LIMIT $1)
+       SELECT g.endpoint, g.outcome, g.code, g."httpStatus", g.count, g."firstSeen", g."lastSeen", g.message, g."requestId",
+              a.order_id::text AS "orderId", g.kinds, g.errors
+       FROM g LEFT JOIN attempts a ON a.request_id = g."requestId" ORDER BY g.latest DESC`,
+      [limit],
+    );
+    return {
+      groups: rows.map(({ kinds: _kinds, errors: _errors, ...group }) => group),
+      kinds: rows[0]?.kinds ?? 0,
+      errors: rows[0]?.errors ?? 0,
+    };
   }
 
   /** Keeps the newest `keep` errors. */

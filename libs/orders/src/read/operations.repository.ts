@@ -55,22 +55,22 @@ export class OperationsRepository {
    * Failed and needs_attention orders grouped by cause: status, the order's error code, and the partner's
    * last word on its latest request ID (code and message; the order's own message when the partner gave
    * none), with ids, times and long numbers in messages folded so one cause makes one row. How many, when
-   * first and last seen (the order's last change), and the latest order of each; latest causes first. The
-   * (status, id) index picks the two statuses; retention bounds them.
+   * first and last seen (the order's last change), and the latest order of each; latest causes first, with
+   * how many causes there are in all. The (status, id) index picks the two statuses; retention bounds them.
    */
-  async failureGroups(limit: number): Promise<FailureGroup[]> {
-    const { rows } = await this.pool.query<FailureGroup>(
-      `SELECT o.status::text AS status, coalesce(o.error_code, '') AS code, coalesce(a.error_code, '') AS "partnerCode",
+  async failureGroups(limit: number): Promise<{ groups: FailureGroup[]; causes: number }> {
+    const { rows } = await this.pool.query<FailureGroup & { causes: number }>(
+      `SELECT count(*) OVER ()::int AS causes, o.status::text AS status, coalesce(o.error_code, '') AS code, coalesce(a.error_code, '') AS "partnerCode",
               left(regexp_replace(coalesce(a.error_message, o.error_message, ''), '[0-9a-fA-F]{8}-[0-9a-fA-F-]{27}|\\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z?|\\d{5,}', '…', 'g'), 200) AS message,
               count(*)::int AS count, min(o.updated_at) AS "firstSeen", max(o.updated_at) AS "lastSeen",
               (array_agg(o.id ORDER BY o.updated_at DESC))[1]::text AS "latestOrderId"
        FROM orders o
        LEFT JOIN LATERAL (SELECT error_code, error_message FROM attempts WHERE order_id = o.id ORDER BY seq DESC LIMIT 1) a ON true
        WHERE o.status IN ('failed', 'needs_attention')
-       GROUP BY 1, 2, 3, 4 ORDER BY max(o.updated_at) DESC LIMIT $1`,
+       GROUP BY 2, 3, 4, 5 ORDER BY max(o.updated_at) DESC LIMIT $1`,
       [limit],
     );
-    return rows;
+    return { groups: rows.map(({ causes: _causes, ...group }) => group), causes: rows[0]?.causes ?? 0 };
   }
 
   /**

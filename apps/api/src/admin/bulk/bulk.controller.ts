@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { BULK_ACTIONS, BULK_MAX_ORDERS, BulkActionsRepository, OperationsRepository, bulkTarget, filterQuery, isEmptyFilter, parseOrderFilter, type BulkActionKind } from '@cardpull/orders';
+import { BULK_ACTIONS, BULK_MAX_ORDERS, BulkActionsRepository, OperationsRepository, bulkTarget, filterQuery, isEmptyFilter, parseOrderFilter, type BulkActionKind, type OrderFilter } from '@cardpull/orders';
 import { ApiError } from '@cardpull/platform';
 import { field, sendPage, Session } from '../admin-http';
 import { AdminSessions, type AdminRequest, type AdminSession } from '../auth/admin-sessions.service';
@@ -10,11 +10,15 @@ import { bulkDryRunView, bulkProgressView } from '../views/bulk.view';
 import { notFoundView } from '../views/order.view';
 
 const SAMPLE = 50;
+
+/** A filter of nothing but statuses takes every order in needs attention: run only when the operator confirms that (`every=yes`). */
+const selectsEveryOrder = (f: OrderFilter): boolean => isEmptyFilter({ ...f, statuses: [] });
 const MAX_REASON = 500;
 
 /**
  * Filtered bulk actions: a dry run first (GET /admin/bulk?action=...&<filter>: which orders, nothing
- * changed), then POST /admin/bulk starts it (admins only, CSRF-checked, an empty filter refused): the
+ * changed), then POST /admin/bulk starts it (admins only, CSRF-checked; a filter of statuses alone, which
+ * takes every order in needs attention, only with the dry run's confirmation box ticked): the
  * orders the filter selects at that moment are fixed, and the worker applies the action a few a second
  * (BulkRunner), each order with its own audit entry naming the bulk action. GET /admin/bulk/:id shows the
  * progress, /admin/api/bulk/:id the same as JSON.
@@ -33,18 +37,13 @@ export class BulkController {
     const { action: rawAction, ...filterQueryParams } = query ?? {};
     const action = typeof rawAction === 'string' && (BULK_ACTIONS as readonly string[]).includes(rawAction) ? (rawAction as BulkActionKind) : null;
     const parsed = parseOrderFilter(filterQueryParams);
-    const refused = !action
-      ? `Choose an action: ${BULK_ACTIONS.join(' or ')}`
-      : parsed.errors.length
-        ? parsed.errors.map((e) => `${e.field}: ${e.message}`).join('; ')
-        : isEmptyFilter({ ...parsed.filter, statuses: [] })
-          ? 'An empty filter would act on every order in needs attention: filter by something first (status alone is not enough, add a client, gift card, error code, time range or metadata)'
-          : null;
+    const refused = !action ? `Choose an action: ${BULK_ACTIONS.join(' or ')}` : parsed.errors.length ? parsed.errors.map((e) => `${e.field}: ${e.message}`).join('; ') : null;
     // The dry run lists exactly what a run would take: the same target for the count and the sample.
     const target = refused ? null : bulkTarget(parsed.filter);
     const eligible = await this.bulk.eligible(target, BULK_MAX_ORDERS);
     const sample = target ? (await this.reads.filterOrders(target, undefined, SAMPLE)).orders : [];
-    const view = bulkDryRunView({ action: action ?? '', parsed, query: filterQuery(parsed.filter), eligible, sample, refused }, { session });
+    const every = !!target && selectsEveryOrder(parsed.filter);
+    const view = bulkDryRunView({ action: action ?? '', parsed, query: filterQuery(parsed.filter), eligible, sample, refused, every }, { session });
     return sendPage(reply, view, refused ? 400 : 200);
   }
 
@@ -56,7 +55,9 @@ export class BulkController {
     if (!(BULK_ACTIONS as readonly string[]).includes(action)) throw new ApiError(400, 'invalid_action', `action must be ${BULK_ACTIONS.join(' or ')}`);
     const parsed = parseOrderFilter(Object.fromEntries(new URLSearchParams(field(body, 'filter'))));
     if (parsed.errors.length) throw new ApiError(400, 'invalid_filter', parsed.errors.map((e) => `${e.field}: ${e.message}`).join('; '));
-    if (isEmptyFilter({ ...parsed.filter, statuses: [] })) throw new ApiError(400, 'empty_filter', 'An empty filter would act on every order in needs attention: filter by something first');
+    if (selectsEveryOrder(parsed.filter) && field(body, 'every') !== 'yes') {
+      throw new ApiError(400, 'empty_filter', 'This filter selects every order in needs attention: tick "every order in needs attention" on the dry run to confirm, or filter by something more');
+    }
     const reason = field(body, 'reason').trim().slice(0, MAX_REASON);
     if ((action === 'mark_failed' || action === 'declare_dead') && !reason) {
       throw new ApiError(400, 'reason_required', `A reason is required to ${action === 'mark_failed' ? 'mark orders failed' : "declare their request IDs dead (the partner's word)"}`);

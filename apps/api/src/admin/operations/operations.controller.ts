@@ -8,7 +8,7 @@ import { AdminSessions, type AdminRequest, type AdminSession } from '../auth/adm
 import { isUuid } from '../../orders/order-input';
 import { AdminActions } from '../orders/admin-actions.service';
 import { OrderInspector } from '../orders/order-inspector.service';
-import { operationsView, searchView } from '../views/operations.view';
+import { errorsView, operationsView, searchView } from '../views/operations.view';
 import { notFoundView, orderView } from '../views/order.view';
 import { ordersFilterView } from '../views/orders-filter.view';
 import { CHART_RANGES, ChartsRepository, filterQuery, parseOrderFilter, type ChartRange } from '@cardpull/orders';
@@ -33,6 +33,12 @@ export class OperationsController {
   async home(@Req() req: AdminRequest, @Res() reply: FastifyReply, @Session() session: AdminSession) {
     const model = await this.operations.overview();
     return sendPage(reply, operationsView(model, { session, flash: this.sessions.takeFlash(req, reply) }));
+  }
+
+  /** Every cause of failure and kind of partner error (the overview lists the latest few), and the latest partner errors. */
+  @Get('errors')
+  async errors(@Res() reply: FastifyReply, @Session() session: AdminSession) {
+    return sendPage(reply, errorsView(await this.operations.errors(), { session }));
   }
 
   @Get('search')

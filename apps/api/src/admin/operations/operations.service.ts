@@ -1,15 +1,30 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_CONFIG, isPlainPassword, type ServiceConfig } from '@cardpull/config';
-import { ORDER_STATUSES, OperationsRepository, type AttentionRow, type ExtraCardCounts, type ExtraCardRow, type FailureGroup, type MoneyInDoubt, type OrderSummary } from '@cardpull/orders';
-import { PartnerPanel, type PartnerPanelModel } from './partner-panel.service';
+import {
+  ORDER_STATUSES,
+  OperationsRepository,
+  PartnerErrors,
+  type AttentionRow,
+  type ExtraCardCounts,
+  type ExtraCardRow,
+  type FailureGroup,
+  type MoneyInDoubt,
+  type OrderSummary,
+  type PartnerErrorGroups,
+  type PartnerErrorRow,
+} from '@cardpull/orders';
+import { OVERVIEW_GROUPS, PartnerPanel, type PartnerPanelModel } from './partner-panel.service';
+
+export { OVERVIEW_GROUPS };
 
 /** How many needs_attention orders the page lists (the count above it is exact). */
 export const ATTENTION_LIMIT = 100;
 /** How many surplus and mismatched cards the page lists (the counts above them are exact). */
 export const EXTRA_CARDS_LIMIT = 50;
 const RECENT_LIMIT = 15;
-/** How many causes of failure the page lists (the latest first). */
-export const FAILURE_GROUPS_LIMIT = 20;
+/** /admin/errors: every cause and kind (bounded all the same), and the latest partner errors one by one. */
+const ALL_GROUPS = 500;
+const LATEST_ERRORS = 100;
 
 export type { AttentionRow, ExtraCardRow, OrderSummary };
 
@@ -23,13 +38,22 @@ export interface OperationsModel {
   recent: OrderSummary[];
   /** Orders waiting on a request ID of unknown outcome, by status. */
   inDoubt: MoneyInDoubt[];
-  /** Failed and needs_attention orders grouped by cause, latest cause first. */
+  /** Failed and needs_attention orders grouped by cause, latest cause first (at most OVERVIEW_GROUPS), and how many causes in all. */
   failures: FailureGroup[];
+  failureCauses: number;
   partner: PartnerPanelModel;
   /** Each client with a spend limit (SPEND_LIMITS): what it ordered today (UTC) against its limits. */
   spend: { client: string; today: number; perDay: number | null; maxOrder: number | null }[];
   /** ADMIN_USERS still has a plain-text password (fine locally; refused with PARTNER_ENV=production). */
   plainPasswords: boolean;
+}
+
+/** /admin/errors: every cause of failure and kind of partner error, and the latest partner errors. */
+export interface ErrorsModel {
+  failures: FailureGroup[];
+  failureCauses: number;
+  partnerErrors: PartnerErrorGroups;
+  latest: PartnerErrorRow[];
 }
 
 /** The operations page's view model: order counts, the needs_attention queue, recent orders, the partner panel. */
@@ -39,6 +63,7 @@ export class OperationsService {
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly reads: OperationsRepository,
     private readonly partnerPanel: PartnerPanel,
+    private readonly partnerErrors: PartnerErrors,
   ) {}
 
   async overview(): Promise<OperationsModel> {
@@ -47,7 +72,7 @@ export class OperationsService {
       this.attention(),
       this.extraCards(),
       this.recent(),
-      this.reads.failureGroups(FAILURE_GROUPS_LIMIT),
+      this.reads.failureGroups(OVERVIEW_GROUPS),
       this.partnerPanel.build(),
       this.config.SPEND_LIMITS.size ? this.reads.spendToday() : Promise.resolve(new Map<string, number>()),
       this.reads.moneyInDoubt(),
@@ -59,12 +84,22 @@ export class OperationsService {
       extraCards: extra.rows,
       extraCardCounts: extra.counts,
       recent,
-      failures,
+      failures: failures.groups,
+      failureCauses: failures.causes,
       inDoubt,
       partner,
       spend: [...this.config.SPEND_LIMITS].map(([client, l]) => ({ client, today: spent.get(client) ?? 0, perDay: l.perDay, maxOrder: l.maxOrder })),
       plainPasswords: this.config.ADMIN_USERS.some(isPlainPassword),
     };
+  }
+
+  async errors(): Promise<ErrorsModel> {
+    const [failures, partnerErrors, latest] = await Promise.all([
+      this.reads.failureGroups(ALL_GROUPS),
+      this.partnerErrors.groups(ALL_GROUPS),
+      this.partnerErrors.recent(LATEST_ERRORS),
+    ]);
+    return { failures: failures.groups, failureCauses: failures.causes, partnerErrors, latest };
   }
 
   private async counts(): Promise<OperationsModel['counts']> {

@@ -1,10 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
-import { PartnerCircuit, PartnerErrors, PartnerSnapshots, type CircuitState, type Snapshot } from '@cardpull/orders';
+import { PartnerCircuit, PartnerErrors, PartnerSnapshots, type CircuitState, type PartnerErrorGroups, type Snapshot } from '@cardpull/orders';
 import { PartnerClient, type Inventory, type PartnerTimeouts } from '@cardpull/partner-client';
 import { RedisCallGate, type ScopeView } from '@cardpull/traffic';
 import { TimeoutError, withTimeout } from '@cardpull/platform';
 import { CatalogService } from '../../catalog/catalog.service';
+
+/**
+ * How many causes of failure, and kinds of partner error, the overview lists (the latest first): a partner
+ * failing in many ways must not push the rest of the page away. /admin/errors lists them all.
+ */
+export const OVERVIEW_GROUPS = 10;
 
 /** The page never waits longer than this for the partner; a slow answer still fills the cache for later. */
 const PARTNER_WAIT_MS = 2_500;
@@ -17,7 +23,8 @@ export interface PartnerPanelModel {
   inventories: ({ code: string; name: string } & ({ available: string; stocks: { facialValue: number; quantity: number }[]; fetchedAt: Date; stale: boolean } | { error: string }))[];
   catalogRefreshedAt: Date | null;
   circuit: CircuitState;
-  errors: Awaited<ReturnType<PartnerErrors['recent']>>;
+  /** Partner errors by kind, the latest kinds first (at most OVERVIEW_GROUPS). */
+  errors: PartnerErrorGroups;
   /** The fleet's limits per scope as they stand in Redis (null: Redis did not answer). */
   traffic: ScopeView[] | null;
   /** The deadline of each kind of call in force (PARTNER_TIMEOUT_*_MS). */
@@ -39,7 +46,7 @@ function unavailable(result: unknown): string | null {
 
 /**
  * The partner panel of the operations page: environment, balance (with the LOW_BALANCE_THRESHOLD warning),
- * inventory of every catalog gift card, the credentials circuit, the fleet's call limits and timeouts, and recent partner errors. Balance and
+ * inventory of every catalog gift card, the credentials circuit, the fleet's call limits and timeouts, and partner errors by kind. Balance and
  * inventories come through PartnerSnapshots (cached for PARTNER_CACHE_TTL_MS); any of them may fail
  * without failing the page.
  */
@@ -61,7 +68,7 @@ export class PartnerPanel {
       this.balance(),
       Promise.all(catalog.cards.map((card) => this.inventory(card.code, card.name))),
       this.circuit.state(),
-      this.partnerErrors.recent(20),
+      this.partnerErrors.groups(OVERVIEW_GROUPS),
       this.gate.snapshot(),
     ]);
     return {

@@ -17,7 +17,7 @@ const NEEDS_REASON = new Set(['mark_failed', 'declare_dead']);
  * of them), and, for an admin, the form that starts it. Nothing is changed until that form is sent.
  */
 export function bulkDryRunView(
-  m: { action: string; parsed: ParsedFilter; query: string; eligible: string[]; sample: FilteredOrder[]; refused: string | null },
+  m: { action: string; parsed: ParsedFilter; query: string; eligible: string[]; sample: FilteredOrder[]; refused: string | null; every: boolean },
   ctx: PageContext & { session: AdminSession },
 ): Html {
   const n = m.eligible.length;
@@ -27,7 +27,8 @@ export function bulkDryRunView(
     html`<section class="card" id="dry-run" aria-label="Dry run"><h2>${LABEL[m.action] ?? m.action}: dry run</h2>
 ${m.refused
   ? html`<div class="flash error" role="alert">${m.refused}</div>`
-  : html`<p>The filter <a class="mono" href="/admin/orders?${m.query}">${m.query}</a> selects <b data-eligible="${n}">${n}</b> order${n === 1 ? '' : 's'} in needs attention${n >= BULK_MAX_ORDERS ? html` (the most one bulk action takes: narrow the filter for the rest)` : ''}. Nothing has changed yet.</p>
+  : html`${m.every ? html`<div class="warn" role="alert" data-every>No filter but the status: this takes <b>every</b> order in needs attention. Narrow it on <a href="/admin/orders?${m.query}">Orders</a> (client, gift card, error code, time range, metadata), or confirm below.</div>` : ''}
+  <p>The filter <a class="mono" href="/admin/orders?${m.query}">${m.query || '(none)'}</a> selects <b data-eligible="${n}">${n}</b> order${n === 1 ? '' : 's'} in needs attention${n >= BULK_MAX_ORDERS ? html` (the most one bulk action takes: narrow the filter for the rest)` : ''}. Nothing has changed yet.</p>
   ${m.sample.length ? html`<table><thead><tr><th>Order</th><th>Client</th><th>Gift card</th><th class="num">Amount</th><th>Created</th><th>Error</th></tr></thead><tbody>${m.sample.map(
     (o) => html`<tr data-order="${o.id}"><td>${orderLink(o.id)}</td><td>${o.client}</td><td>${o.giftCardCode}</td><td class="num">${money(o.amount)}</td><td class="nowrap">${time(o.createdAt)}</td><td class="small mono">${o.errorCode ?? ''}</td></tr>`,
   )}</tbody></table>${n > m.sample.length ? html`<p class="small muted">and ${n - m.sample.length} more.</p>` : ''}` : ''}
@@ -37,6 +38,7 @@ ${m.refused
     <input type="hidden" name="action" value="${m.action}">
     <input type="hidden" name="filter" value="${m.query}">
     <input type="text" name="reason" maxlength="500" placeholder="Reason (on every order's audit entry)" aria-label="Reason"${NEEDS_REASON.has(m.action) ? ' required' : ''}>
+    ${m.every ? html`<label class="small nowrap"><input type="checkbox" name="every" value="yes" required> every order in needs attention</label>` : ''}
     <button class="${NEEDS_REASON.has(m.action) ? 'danger' : 'primary'}" type="submit">${LABEL[m.action] ?? m.action}: ${n} order${n === 1 ? '' : 's'}</button>
   </form>`
     : n

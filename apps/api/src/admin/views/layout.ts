@@ -24,6 +24,7 @@ th,td{text-align:left;padding:3px 6px;border-bottom:1px solid #eef0f2;vertical-a
 th{font-weight:600;color:#57606a;font-size:12px;white-space:nowrap}
 td.num,th.num{text-align:right}
 .mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;word-break:break-all}
+.copy{user-select:all;cursor:text;background:#f6f8fa;padding:0 4px;border-radius:3px}
 .muted{color:#6e7781}
 .small{font-size:12px}
 .nowrap{white-space:nowrap}
@@ -87,7 +88,7 @@ export function page(title: string, ctx: PageContext, body: Html): Html {
 ${session
   ? html`<header>
   <a class="brand" href="/admin">cardpull operations</a>
-  <nav><a href="/admin">Overview</a><a href="/admin/orders">Orders</a><a href="/admin/charts">Charts</a><a href="/admin/queues">Job dashboard</a></nav>
+  <nav><a href="/admin">Overview</a><a href="/admin/orders">Orders</a><a href="/admin/charts">Charts</a><a href="/admin/errors">Errors</a><a href="/admin/queues">Job dashboard</a></nav>
   <form class="search" method="get" action="/admin/search" role="search">
     <input type="search" name="q" value="${ctx.query ?? ''}" placeholder="Order id, Idempotency-Key, partner request ID or gift card code" aria-label="Search orders" required>
     <button type="submit">Search</button>

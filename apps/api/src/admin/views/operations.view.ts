@@ -1,12 +1,15 @@
-import { isOpenAttempt } from '@cardpull/orders';
+import { isOpenAttempt, type FailureGroup, type PartnerErrorGroup } from '@cardpull/orders';
 import type { AdminSession } from '../auth/admin-sessions.service';
-import { ATTENTION_LIMIT, EXTRA_CARDS_LIMIT, FAILURE_GROUPS_LIMIT, type OperationsModel, type OrderSummary } from '../operations/operations.service';
+import { ATTENTION_LIMIT, EXTRA_CARDS_LIMIT, type ErrorsModel, type OperationsModel, type OrderSummary } from '../operations/operations.service';
 import type { PartnerPanelModel } from '../operations/partner-panel.service';
 import type { SearchHit } from '../orders/order-inspector.service';
 import { attentionActions } from './actions.view';
 import { ago, badge, dash, money, orderLink, time, units } from './format';
 import { type Html, html } from './html';
 import { page, type PageContext } from './layout';
+
+/** The overview's partner errors show this much of a message (the whole of it in the title, and on /admin/errors). */
+const PANEL_MESSAGE_MAX = 100;
 
 function counts(model: OperationsModel): Html {
   return html`<section class="card" aria-label="Orders by status">
@@ -62,19 +65,38 @@ function inDoubt(model: OperationsModel): Html {
 }
 
 /** Failed and needs_attention orders by cause: what broke, how often, since when (the latest order of each to open). */
-function failures(model: OperationsModel): Html {
-  return html`<section class="card" id="failures" aria-label="Failures by cause">
-  <h2>Failures by cause <span class="muted">(failed and needs attention${model.failures.length >= FAILURE_GROUPS_LIMIT ? `, latest ${FAILURE_GROUPS_LIMIT} causes` : ''})</span></h2>
-  ${model.failures.length === 0
-    ? html`<p class="muted">No failed order, none waiting for attention.</p>`
-    : html`<table>
+export function failureTable(groups: FailureGroup[]): Html {
+  return html`<table>
     <thead><tr><th>Cause</th><th>Orders</th><th>First seen</th><th>Last seen</th><th>Latest</th></tr></thead>
-    <tbody>${model.failures.map(
+    <tbody>${groups.map(
       (f) => html`<tr data-code="${f.code}" data-partner-code="${f.partnerCode}" data-cause-status="${f.status}"><td class="small">${badge(f.status)} <b class="mono">${f.code || '-'}</b>${f.partnerCode && f.partnerCode !== f.code ? html` <span class="muted">partner:</span> <b class="mono">${f.partnerCode}</b>` : ''}<div class="muted">${f.message}</div></td>
       <td><b>${f.count}</b></td><td class="nowrap small">${time(f.firstSeen)}</td><td class="nowrap small">${time(f.lastSeen)}</td><td>${orderLink(f.latestOrderId)}</td></tr>`,
     )}</tbody>
-  </table>`}
+  </table>`;
+}
+
+function failures(model: OperationsModel): Html {
+  const more = model.failureCauses > model.failures.length;
+  return html`<section class="card" id="failures" aria-label="Failures by cause">
+  <h2>Failures by cause <span class="muted">(failed and needs attention${more ? `: latest ${model.failures.length} of ${model.failureCauses} causes` : ''})</span></h2>
+  ${model.failures.length === 0 ? html`<p class="muted">No failed order, none waiting for attention.</p>` : failureTable(model.failures)}
+  ${more ? html`<p class="small"><a href="/admin/errors#failures" data-all-failures>All ${model.failureCauses} causes</a></p>` : ''}
 </section>`;
+}
+
+/** A partner error message cut to `max` characters (the whole of it in the title). */
+const cut = (text: string, max: number): Html => (text.length > max ? html`<span title="${text}">${text.slice(0, max)}…</span>` : html`${text}`);
+
+/** Partner errors by kind: one row however often the partner answered the same way, with its latest as an example. */
+export function partnerErrorTable(groups: PartnerErrorGroup[], messageMax: number): Html {
+  return html`<table class="small">
+    <thead><tr><th>Kind <span class="muted">(call, outcome; the latest)</span></th><th class="num">Count</th><th>Last seen <span class="muted">(first)</span></th></tr></thead>
+    <tbody>${groups.map(
+      (g) => html`<tr data-error-kind="${[g.endpoint, g.outcome, g.code ?? '', g.httpStatus ?? ''].join(' ')}"><td>${g.endpoint} · <b class="mono">${g.code ?? g.outcome}</b>${g.httpStatus ? ` (${g.httpStatus})` : ''}
+        <div class="muted">${cut(g.message, messageMax)}${g.requestId ? html` · <span class="mono">${g.requestId}</span>${g.orderId ? html` · ${orderLink(g.orderId)}` : ''}` : ''}</div></td>
+      <td class="num" data-count><b>${g.count}</b></td><td class="nowrap"><span data-last-seen>${time(g.lastSeen)}</span><div class="muted" data-first-seen>${time(g.firstSeen)}</div></td></tr>`,
+    )}</tbody>
+  </table>`;
 }
 
 /** Cards the partner billed that are not their order's card: money to recover (a refund, or reuse). */
@@ -162,16 +184,13 @@ function partner(p: PartnerPanelModel): Html {
     )}</tbody>
   </table>
   ${traffic(p)}
-  <h3>Recent partner errors</h3>
-  ${p.errors.length === 0
+  <div id="partner-errors">
+  <h3>Partner errors by kind <span class="muted small">(${p.errors.errors} kept, of ${p.errors.kinds} kind${p.errors.kinds === 1 ? '' : 's'}${p.errors.kinds > p.errors.groups.length ? `; the latest ${p.errors.groups.length} kinds` : ''})</span></h3>
+  ${p.errors.groups.length === 0
     ? html`<p class="muted">None recorded.</p>`
-    : html`<table class="small">
-    <thead><tr><th>When</th><th>Call</th><th>Outcome</th><th>Message</th></tr></thead>
-    <tbody>${p.errors.map(
-      (e) => html`<tr><td>${time(e.at)}</td><td>${e.endpoint}</td><td>${e.code ?? e.outcome}${e.httpStatus ? ` (${e.httpStatus})` : ''}</td>
-      <td>${e.message}${e.requestId ? html`<div class="mono muted">${e.requestId}</div>` : ''}</td></tr>`,
-    )}</tbody>
-  </table>`}
+    : html`${partnerErrorTable(p.errors.groups, PANEL_MESSAGE_MAX)}
+  <p class="small"><a href="/admin/errors#partner-errors" data-all-partner-errors>${p.errors.kinds > p.errors.groups.length ? `All ${p.errors.kinds} kinds` : 'By kind'}, and the latest errors one by one</a></p>`}
+  </div>
 </section>`;
 }
 
@@ -217,6 +236,32 @@ export function searchView(query: string, hits: SearchHit[], ctx: PageContext): 
   ${hits.length
     ? ordersTable(hits, true)
     : html`<p class="muted">No order has this id, Idempotency-Key, partner request ID, partner card id or gift card code.</p>`}
+</section>`,
+  );
+}
+
+/** /admin/errors: every cause of failure and kind of partner error (the overview shows the latest few), and the latest partner errors. */
+export function errorsView(model: ErrorsModel, ctx: PageContext): Html {
+  const p = model.partnerErrors;
+  return page(
+    'Errors',
+    ctx,
+    html`<section class="card" id="failures" aria-label="Failures by cause"><h2>Failures by cause <span class="muted">(failed and needs attention: ${model.failureCauses} cause${model.failureCauses === 1 ? '' : 's'}, latest first)</span></h2>
+  ${model.failures.length ? failureTable(model.failures) : html`<p class="muted">No failed order, none waiting for attention.</p>`}
+</section>
+<section class="card" id="partner-errors" aria-label="Partner errors by kind"><h2>Partner errors by kind <span class="muted">(${p.errors} kept, of ${p.kinds} kind${p.kinds === 1 ? '' : 's'}, latest first)</span></h2>
+  ${p.groups.length ? partnerErrorTable(p.groups, 500) : html`<p class="muted">None recorded.</p>`}
+</section>
+<section class="card" id="latest-partner-errors" aria-label="Latest partner errors"><h2>Latest partner errors <span class="muted">(the newest ${model.latest.length})</span></h2>
+  ${model.latest.length
+    ? html`<table class="small">
+    <thead><tr><th>When</th><th>Call</th><th>Outcome</th><th>Message</th></tr></thead>
+    <tbody>${model.latest.map(
+      (e) => html`<tr><td class="nowrap">${time(e.at)}</td><td>${e.endpoint}</td><td>${e.code ?? e.outcome}${e.httpStatus ? ` (${e.httpStatus})` : ''}</td>
+      <td>${e.message}${e.requestId ? html`<div class="mono muted">${e.requestId}</div>` : ''}</td></tr>`,
+    )}</tbody>
+  </table>`
+    : html`<p class="muted">None recorded.</p>`}
 </section>`,
   );
 }

@@ -1,4 +1,5 @@
 import { isOpenAttempt } from '@cardpull/orders';
+import { traceIdFrom } from '@cardpull/platform';
 import type { AdminSession } from '../auth/admin-sessions.service';
 import type { OrderPageModel } from '../orders/order-inspector.service';
 import { attentionActions, disputeAction, revealAction } from './actions.view';
@@ -21,8 +22,20 @@ function facts(m: OrderPageModel): Html {
     <dt>Error</dt><dd>${o.errorCode ? html`<b>${o.errorCode}</b>: ${o.errorMessage ?? ''}` : dash}</dd>
     <dt>Callback URL</dt><dd class="mono">${orDash(o.callbackUrl)}</dd>
     <dt>Metadata</dt><dd class="mono">${o.metadata === null || o.metadata === undefined ? dash : json(o.metadata)}</dd>
+    <dt>Trace</dt><dd>${trace(o.traceParent)}</dd>
   </dl>
 </section>`;
+}
+
+/**
+ * The order's trace id (OpenTelemetry, kept with the order at intake): one click selects it all, to paste in
+ * the trace viewer or a log search (log lines carry trace_id). The page has no script, so no copy button.
+ */
+function trace(traceParent: string | null): Html {
+  const id = traceIdFrom(traceParent);
+  return id
+    ? html`<code class="mono copy" data-trace-id="${id}" title="Click to select it all, then copy">${id}</code>`
+    : html`<span class="muted">none (traces were off when the order came in: OTEL_EXPORTER_OTLP_ENDPOINT)</span>`;
 }
 
 function cardFacts(c: NonNullable<OrderPageModel['card']>, held = false): Html {
