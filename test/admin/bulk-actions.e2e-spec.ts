@@ -22,6 +22,15 @@ describe('bulk actions on a filter: dry run, then re-drive or mark failed, a few
       const { rows } = await withDb(stack, (db) => db.query<{ n: string }>("SELECT count(*) AS n FROM orders WHERE status = 'needs_attention'"));
       return Number(rows[0]!.n) === broken.length;
     }, 30_000);
+    // Past the window their request IDs are still asked, ever less often: an hour in, the next ask is an hour
+    // away, so none is being asked at the partner when a bulk action reaches it (it would be skipped).
+    await withDb(stack, async (db) => {
+      await db.query(`UPDATE attempts SET unknown_since = now() - interval '1 hour' WHERE order_id = ANY($1::uuid[])`, [broken]);
+      await waitFor('their next asks an hour away', async () => {
+        const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM orders WHERE id = ANY($1::uuid[]) AND next_step_at > now() + interval '10 minutes'", [broken]);
+        return rows[0]!.n === broken.length || null;
+      }, 30_000);
+    });
   });
 
   it('an empty filter (or a status alone: every order in needs attention) is refused unless the dry run\'s "every order" box is ticked', async () => {
