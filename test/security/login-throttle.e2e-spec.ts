@@ -1,6 +1,6 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { hashAdminPassword, loadServiceConfig } from '@cardpull/config';
-import { createHttpApp } from '@cardpull/platform';
+import { FleetCounters, createHttpApp } from '@cardpull/platform';
 import { AdminLogin } from '../../apps/api/src/admin/auth/admin-login.service';
 import { ApiModule } from '../../apps/api/src/api.module';
 import { setupApiDocs } from '../../apps/api/src/docs/openapi';
@@ -21,7 +21,7 @@ const basic = (user: string, password: string) => ({ authorization: `Basic ${Buf
 describe('security: password checks off the event loop, failed logins throttled (login form and /docs)', () => {
   it('checking passwords leaves the event loop free (ticks happen while 8 logins are checked)', async () => {
     const config = loadServiceConfig({ CARDPULL_PROFILE: 'local', ADMIN_USERS: `alice:${ALICE}`, LOG_LEVEL: 'silent' });
-    const login = new AdminLogin(config);
+    const login = new AdminLogin(config, new FleetCounters(null, { prefix: 'unit', log: { warn: () => undefined } }));
     let ticks = 0;
     const timer = setInterval(() => ticks++, 1);
     try {
