@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, hashAdminPassword, loadServiceConfig, verifyAdminPassword } from './index';
@@ -55,12 +55,14 @@ describe('PARTNER_ENV: the service refuses production with staging or simulator 
   });
 
   it('staging pointed at the production URL is refused', () => {
-    expect(settingsRefused({ ...LOCAL, PARTNER_BASE_URL: 'https://live.partner.example.com', PARTNER_PRODUCTION_BASE_URL: 'https://live.partner.example.com' })).toEqual(['PARTNER_BASE_URL']);
+    const staging = { ...PROD, PARTNER_ENV: 'staging' };
+    expect(settingsRefused({ ...staging, PARTNER_BASE_URL: 'https://live.partner.example.com', PARTNER_PRODUCTION_BASE_URL: 'https://live.partner.example.com' })).toEqual(['PARTNER_BASE_URL']);
   });
 
   it('staging defaults to the staging URL (the local simulator)', () => {
     expect(loadServiceConfig(LOCAL).PARTNER_BASE_URL).toBe('http://127.0.0.1:4010');
-    expect(loadServiceConfig({ ...LOCAL, PARTNER_STAGING_BASE_URL: 'https://stg.example.com' }).PARTNER_BASE_URL).toBe('https://stg.example.com');
+    const staging = { ...PROD, PARTNER_ENV: 'staging', PARTNER_BASE_URL: '' };
+    expect(loadServiceConfig({ ...staging, PARTNER_STAGING_BASE_URL: 'https://stg.example.com' }).PARTNER_BASE_URL).toBe('https://stg.example.com');
   });
 });
 
@@ -91,7 +93,43 @@ describe('fail closed: the public development values only in CARDPULL_PROFILE=lo
   it('the local profile fills the public values, and never runs against the production partner', () => {
     const local = loadServiceConfig(LOCAL);
     expect([local.PARTNER_API_KEY, local.API_KEYS[0]?.key, local.ADMIN_USERS[0]?.name]).toEqual(['sim-api-key', 'local-dev-key', 'admin']);
-    expect(settingsRefused({ ...PROD, ...LOCAL })).toEqual(['CARDPULL_PROFILE']);
+    expect(settingsRefused({ ...PROD, ...LOCAL })).toContain('CARDPULL_PROFILE');
+  });
+});
+
+describe('the local profile runs only against a local partner (issue 21: docker compose pointed at a real partner)', () => {
+  it.each([
+    'http://127.0.0.1:4010',
+    'http://localhost:4010',
+    'http://[::1]:4010',
+    'http://sim:4010',
+    'http://partner-sim:4010',
+    'http://172.18.0.3:4010',
+    'http://10.1.2.3:4010',
+    'http://host.docker.internal:4010',
+  ])('%s (this machine, a private address or a docker-compose service name) is accepted', (url) => {
+    expect(settingsRefused({ ...LOCAL, PARTNER_BASE_URL: url })).toEqual([]);
+  });
+
+  it("docker-compose.yml's own default partner address is accepted", () => {
+    const compose = readFileSync(join(__dirname, '..', '..', '..', 'docker-compose.yml'), 'utf8');
+    const url = /PARTNER_BASE_URL: \$\{PARTNER_BASE_URL:-([^}]+)\}/.exec(compose)?.[1];
+    expect(url).toMatch(/^http:\/\//);
+    expect(settingsRefused({ ...LOCAL, PARTNER_BASE_URL: url! })).toEqual([]);
+  });
+
+  it.each(['https://partner-staging.example.com', 'https://api.partner.com', 'http://8.8.8.8:4010', 'https://sim.example.com'])(
+    '%s (a public address) is refused, with a message naming PARTNER_BASE_URL and what to set instead',
+    (url) => {
+      // As `docker compose up` runs with PARTNER_* pointed at a real partner and PARTNER_ENV left at staging.
+      const env = { ...LOCAL, PARTNER_ENV: 'staging', PARTNER_BASE_URL: url, PARTNER_API_KEY: 'real-key', PARTNER_IDENTIFIER: 'real-id', PARTNER_SHARED_KEY: 'ab'.repeat(32) };
+      expect(settingsRefused(env)).toEqual(['PARTNER_BASE_URL']);
+      expect(() => loadServiceConfig(env)).toThrow(/PARTNER_BASE_URL.*not a local address.*CARDPULL_PROFILE=deployed/s);
+    },
+  );
+
+  it('a real staging partner starts with the deployed profile and its own secrets', () => {
+    expect(settingsRefused({ ...PROD, PARTNER_ENV: 'staging', PARTNER_BASE_URL: 'https://partner-staging.example.com' })).toEqual([]);
   });
 });
 
