@@ -1,3 +1,5 @@
+import { waitFor } from '@cardpull/testing';
+import { spawnApp, stopAllProcesses } from '../support/processes';
 import { KEYS, idemKey, startApiApp, useStack, type ApiApp } from '../support/stack';
 
 /**
@@ -29,7 +31,7 @@ describe('security: ?wait= long-polls are capped per client', () => {
 
 describe('security: the long-poll cap is counted across the fleet (issue 21)', () => {
   let second: ApiApp | undefined;
-  const stack = useStack({ worker: false, env: { LONG_POLLS_PER_CLIENT: '2' }, beforeClose: () => second?.close() });
+  const stack = useStack({ worker: false, env: { LONG_POLLS_PER_CLIENT: '2' }, beforeClose: () => Promise.all([second?.close(), stopAllProcesses()]) });
   beforeAll(async () => {
     second = await startApiApp(stack);
   });
@@ -51,5 +53,22 @@ describe('security: the long-poll cap is counted across the fleet (issue 21)', (
     // Their slots are given back: the client may wait again, on either API.
     const again = await second!.call('GET', `/v1/orders/${id}?wait=1`);
     expect(again.headers['x-cardpull-wait-capped']).toBeUndefined();
+  });
+
+  it('the slots of an API process killed during its waits are held until their leases end (a wait plus 5 s), then free themselves', async () => {
+    const id = await order();
+    const proc = spawnApp('api', { ...stack.env, PORT: '0' }, { label: 'api (killed)' });
+    const url = /listening on (http:\/\/\S+)/.exec(await proc.waitForLog(/listening on/))![1]!;
+    // Two waits of 1 s on it (the client's whole allowance); it is killed before it answers them.
+    const held = [1, 2].map(() => fetch(`${url}/v1/orders/${id}?wait=1`, { headers: { authorization: `Bearer ${KEYS.shop}` } }).catch(() => null));
+    const slots = `${stack.redis.prefix}:{abuse}:polls:shop`;
+    await waitFor('both waits under way', async () => (await stack.redis.client.zcard(slots)) === 2, 5_000);
+    proc.kill('SIGKILL');
+    await proc.exited;
+    await Promise.all(held);
+    // Its slots were not given back: the fleet still counts them...
+    expect((await stack.call('GET', `/v1/orders/${id}?wait=1`)).headers['x-cardpull-wait-capped']).toBe('true');
+    // ...until their leases end, without anyone giving them back.
+    await waitFor('the dead process\'s slots freed', async () => (await second!.call('GET', `/v1/orders/${id}?wait=1`)).headers['x-cardpull-wait-capped'] === undefined, 20_000, 250);
   });
 });
