@@ -306,11 +306,11 @@ export async function insertOrder(stack: Stack, o: { giftCardCode: string; amoun
   }
 }
 
-/** Polls GET /v1/orders/:id until `done(order)` holds; returns the order. */
-export async function waitForOrder(stack: Stack, id: string, done: (order: any) => boolean = (o) => ['completed', 'failed', 'needs_attention'].includes(o.status), timeoutMs = 20_000) {
+/** Polls GET /v1/orders/:id (with `key`, default the shop's) until `done(order)` holds; returns the order. */
+export async function waitForOrder(stack: Stack, id: string, done: (order: any) => boolean = (o) => ['completed', 'failed', 'needs_attention'].includes(o.status), timeoutMs = 20_000, key?: string) {
   const { waitFor } = await import('@cardpull/testing');
   return waitFor(`order ${id}`, async () => {
-    const r = await stack.call('GET', `/v1/orders/${id}`);
+    const r = await stack.call('GET', `/v1/orders/${id}`, { key });
     return r.status === 200 && done(r.body.order) ? r.body.order : null;
   }, timeoutMs);
 }

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, hashAdminPassword, loadServiceConfig, verifyAdminPassword } from './index';
+import { ConfigError, LOCAL_CALLBACKS, hashAdminPassword, loadServiceConfig, verifyAdminPassword } from './index';
 
 const PROD = {
   PARTNER_ENV: 'production',
@@ -169,16 +169,55 @@ describe('admin users are separate from API keys; passwords may be stored as scr
 });
 
 describe('callbacks: a client with a default URL needs a secret to sign them', () => {
-  it('parses URLs and secrets', () => {
-    const c = loadServiceConfig({ ...LOCAL, CALLBACK_URLS: 'shop=https://shop.example.com/hooks/cardpull', CALLBACK_SECRETS: 'shop:0123456789abcdef' });
+  it('parses URLs and secrets, both written client=value', () => {
+    const c = loadServiceConfig({ ...LOCAL, CALLBACK_URLS: 'shop=https://shop.example.com/hooks/cardpull', CALLBACK_SECRETS: 'shop=0123456789abcdef,other=with:colon=and-equals' });
     expect(c.CALLBACK_URLS.get('shop')).toBe('https://shop.example.com/hooks/cardpull');
     expect(c.CALLBACK_SECRETS.get('shop')).toBe('0123456789abcdef');
+    expect(c.CALLBACK_SECRETS.get('other')).toBe('with:colon=and-equals');
+  });
+
+  it('still reads the older client:secret form of CALLBACK_SECRETS (deprecated)', () => {
+    const c = loadServiceConfig({ ...LOCAL, CALLBACK_SECRETS: 'shop:0123456789abcdef,other:with=equals-and:colon' });
+    expect(c.CALLBACK_SECRETS.get('shop')).toBe('0123456789abcdef');
+    expect(c.CALLBACK_SECRETS.get('other')).toBe('with=equals-and:colon');
   });
   it.each([
     [{ CALLBACK_URLS: 'shop=https://shop.example.com/h' }, 'CALLBACK_SECRETS'],
     [{ CALLBACK_URLS: 'shop=ftp://x' }, 'CALLBACK_URLS'],
     [{ CALLBACK_SECRETS: 'shop:short' }, 'CALLBACK_SECRETS'],
+    [{ CALLBACK_SECRETS: 'shop=short' }, 'CALLBACK_SECRETS'],
+    [{ CALLBACK_SECRETS: '=0123456789abcdef' }, 'CALLBACK_SECRETS'],
   ])('refuses %p', (env, setting) => {
     expect(settingsRefused({ ...LOCAL, ...env })).toContain(setting);
+  });
+});
+
+describe('callbacks of the local development client under the local profile (issue 21: callbacks work under npm start)', () => {
+  it("the local client's callbacks go to the simulator's receiver on the partner's address, signed with the public local secret", () => {
+    const c = loadServiceConfig(LOCAL);
+    expect(c.CALLBACK_ALLOW_LOCAL).toBe(true);
+    expect(c.CALLBACK_URLS.get('local')).toBe('http://127.0.0.1:4010/_callbacks');
+    expect(c.CALLBACK_SECRETS.get('local')).toBe(LOCAL_CALLBACKS.secret);
+    // docker-compose: the simulator is the service `sim`.
+    expect(loadServiceConfig({ ...LOCAL, PARTNER_BASE_URL: 'http://sim:4010' }).CALLBACK_URLS.get('local')).toBe('http://sim:4010/_callbacks');
+  });
+
+  it('what the settings say for the local client wins; other clients get nothing by default', () => {
+    const c = loadServiceConfig({ ...LOCAL, CALLBACK_URLS: 'local=http://127.0.0.1:9999/mine,shop=http://127.0.0.1:9999/shop', CALLBACK_SECRETS: 'local=my-own-local-secret,shop=shop-secret-0000001' });
+    expect([c.CALLBACK_URLS.get('local'), c.CALLBACK_SECRETS.get('local')]).toEqual(['http://127.0.0.1:9999/mine', 'my-own-local-secret']);
+    const d = loadServiceConfig({ ...LOCAL, CALLBACK_SECRETS: 'shop=shop-secret-0000001' });
+    expect([...d.CALLBACK_URLS.keys()]).toEqual(['local']);
+    expect(d.CALLBACK_SECRETS.get('local')).toBe(LOCAL_CALLBACKS.secret);
+  });
+
+  it('with CALLBACK_ALLOW_LOCAL=false the receiver cannot be reached, so no URL is defaulted', () => {
+    const c = loadServiceConfig({ ...LOCAL, CALLBACK_ALLOW_LOCAL: 'false' });
+    expect(c.CALLBACK_URLS.size).toBe(0);
+  });
+
+  it('outside the local profile nothing is defaulted, and the public local secret is refused naming CALLBACK_SECRETS', () => {
+    const c = loadServiceConfig(PROD);
+    expect([c.CALLBACK_URLS.size, c.CALLBACK_SECRETS.size, c.CALLBACK_ALLOW_LOCAL]).toEqual([0, 0, false]);
+    expect(settingsRefused({ ...PROD, CALLBACK_SECRETS: `checkout=${LOCAL_CALLBACKS.secret}` })).toEqual(['CALLBACK_SECRETS']);
   });
 });

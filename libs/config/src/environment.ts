@@ -1,12 +1,13 @@
 import { isIP } from 'node:net';
 import type { z } from 'zod';
-import { LOCAL_DEFAULTS } from './defaults';
+import { LOCAL_CALLBACKS, LOCAL_DEFAULTS } from './defaults';
 import { isPlainPassword, type AdminUser } from './admin-users';
 import { isNonPublicAddress } from './callback-target';
 
 interface EnvironmentSettings {
   CARDPULL_PROFILE: 'local' | 'deployed';
   CALLBACK_ALLOW_LOCAL: boolean;
+  CALLBACK_SECRETS: ReadonlyMap<string, string>;
   PARTNER_ENV: 'staging' | 'production';
   PARTNER_BASE_URL: string;
   PARTNER_STAGING_BASE_URL?: string;
@@ -48,7 +49,7 @@ const PUBLIC_VALUE = 'is the public development value: refused outside CARDPULL_
 /**
  * Fail closed (docs/SECURITY.md). Outside CARDPULL_PROFILE=local (the default profile is `deployed`) the
  * public development values are refused, whatever PARTNER_ENV says: the simulator's credentials, the
- * development vault key, `local-dev-key`, the admin:admin operator; the partner's URL must be https: and
+ * development vault key, `local-dev-key`, the admin:admin operator, the local callback secret; the partner's URL must be https: and
  * callbacks may not reach local addresses. The local profile never runs against the production partner,
  * nor against any partner that is not local (isLocalPartnerHost): pointed at a real partner, a local run
  * would pull real cards with the public vault key, `local-dev-key` and admin:admin.
@@ -75,6 +76,7 @@ function checkProfile(s: EnvironmentSettings, issue: (path: string, message: str
   if (s.ADMIN_USERS.some((u) => u.name === 'admin' && u.secret === 'admin')) issue('ADMIN_USERS', `holds admin:admin, which ${PUBLIC_VALUE.slice(3)}`);
   if (new URL(s.PARTNER_BASE_URL).protocol !== 'https:') issue('PARTNER_BASE_URL', 'must be an https: URL outside CARDPULL_PROFILE=local');
   if (s.CALLBACK_ALLOW_LOCAL) issue('CALLBACK_ALLOW_LOCAL', 'may be true only with CARDPULL_PROFILE=local');
+  if ([...s.CALLBACK_SECRETS.values()].includes(LOCAL_CALLBACKS.secret)) issue('CALLBACK_SECRETS', `holds the local callback secret, which ${PUBLIC_VALUE.slice(3)}`);
 }
 
 /**
