@@ -113,6 +113,7 @@ function firstScreen() {
     ['Metrics', `${api}/metrics`, 'Prometheus text (an API key with metrics:read)'],
     ['Worker health', `http://${config.HOST}:${config.WORKER_PORT}/health/ready`, ''],
     ['Partner simulator', config.PARTNER_BASE_URL, 'the local partner (control API under /_sim)'],
+    ...(config.CALLBACK_URLS.get('local') ? [['Callbacks', config.CALLBACK_URLS.get('local'), 'where the local client\'s callbacks go: curl it to see them']] : []),
   ];
   const width = Math.max(...rows.map((r) => r[0].length));
   const lines = [
