@@ -203,12 +203,15 @@ const serviceObject = z.object({
     CALLBACK_ALLOW_LOCAL: boolSetting(false),
     /** Per-client allow-list of callback hosts: client=host|*.domain,... (a client without an entry: any public host). */
     CALLBACK_ALLOWED_HOSTS: z.string().optional().transform((v, ctx) => parseCallbackHosts(v, ctx)),
-    /** Per-client rate limit of the /v1 API: at most this many requests per RATE_LIMIT_WINDOW_MS (429 beyond). */
+    /** Per-client rate limit of the /v1 API: at most this many requests per RATE_LIMIT_WINDOW_MS across the fleet (429 beyond). */
     RATE_LIMIT_PER_CLIENT: intSetting(6_000, 1, 10_000_000),
     RATE_LIMIT_WINDOW_MS: timing(60_000, 100),
-    /** Unknown API keys allowed from one address per minute; beyond, that address gets 429 for the rest of the minute. */
+    /**
+     * Unknown API keys allowed from one address in any minute, across the fleet and on every route that takes a
+     * key; beyond, that address gets 429 for any key until fewer failures than that are left in the last minute.
+     */
     AUTH_FAILURES_PER_MINUTE: intSetting(30, 1, 10_000_000),
-    /** `?wait=` requests one client may have under way per API process; beyond, the order is answered at once. */
+    /** `?wait=` requests one client may have under way across the fleet; beyond, the order is answered at once. */
     LONG_POLLS_PER_CLIENT: intSetting(50, 0, 100_000),
     /** Per-client spend guard: client=<largest order>/<per day>, minor units (422 spend_limit_exceeded beyond). */
     SPEND_LIMITS: z.string().optional().transform((v, ctx) => parseSpendLimits(v, ctx)),
