@@ -153,12 +153,14 @@ export interface FleetCountersOptions {
 }
 
 const REDIS_TIMEOUT_MS = 1_000;
+/** ioredis statuses of a connection that was lost (not one still being made at start-up). */
+const LOST = new Set(['close', 'reconnecting', 'end']);
 
 /**
  * The abuse limits' counts, shared by every API process through Redis (the scripts above), so N processes
- * allow what one allows. If Redis does not answer within a second, the process counts in its own memory
- * meanwhile (logged at most every 10 s): the limits then hold per process, as they did before, and no
- * request waits on Redis for longer than that second. Without a Redis client (unit tests), memory only.
+ * allow what one allows. If Redis does not answer within a second, or the connection is lost, the process
+ * counts in its own memory meanwhile (logged at most every 10 s): the limits then hold per process, as they
+ * did before, and no request waits on Redis for longer than that second (not at all once it is known lost). Without a Redis client (unit tests), memory only.
  */
 export class FleetCounters {
   private readonly redis: Scripts | null;
@@ -261,6 +263,11 @@ export class FleetCounters {
   /** A Redis call with a deadline; the in-memory count when there is no Redis or it does not answer in time. */
   private async guarded<T>(call: (r: Scripts) => Promise<T>, fallback: () => T | Promise<T>): Promise<T> {
     if (!this.redis) return fallback();
+    // A connection known to be lost: no request waits out the deadline while it reconnects.
+    if (LOST.has(this.redis.status)) {
+      this.warn(`Redis connection ${this.redis.status}`);
+      return fallback();
+    }
     let timer: NodeJS.Timeout | undefined;
     try {
       return await Promise.race([
@@ -268,14 +275,18 @@ export class FleetCounters {
         new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Redis did not answer within ${REDIS_TIMEOUT_MS} ms`)), REDIS_TIMEOUT_MS))),
       ]);
     } catch (error) {
-      if (Date.now() - this.lastWarning > 10_000) {
-        this.lastWarning = Date.now();
-        this.options.log.warn({ err: (error as Error).message }, 'abuse limits unavailable (Redis): each API process counts on its own meanwhile');
-      }
+      this.warn((error as Error).message);
       return fallback();
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** At most every 10 s. */
+  private warn(err: string): void {
+    if (Date.now() - this.lastWarning <= 10_000) return;
+    this.lastWarning = Date.now();
+    this.options.log.warn({ err }, 'abuse limits unavailable (Redis): each API process counts on its own meanwhile');
   }
 }
 
