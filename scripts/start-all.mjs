@@ -57,9 +57,9 @@ step('applying migrations', [join(root, 'scripts', 'prisma-wasm.mjs'), 'migrate'
 
 const processes = [
   { name: 'sim', entry: 'dist/apps/partner-sim/apps/partner-sim/src/main.js', env: { SIM_CONTROL: process.env.SIM_CONTROL ?? 'true' } },
-  // A local run: callbacks may go to http:// receivers on this machine (docs/SECURITY.md; off by default).
-  { name: 'worker', entry: 'dist/apps/worker/apps/worker/src/main.js', env: { CALLBACK_ALLOW_LOCAL: process.env.CALLBACK_ALLOW_LOCAL ?? 'true' } },
-  { name: 'api', entry: 'dist/apps/api/apps/api/src/main.js', env: { CALLBACK_ALLOW_LOCAL: process.env.CALLBACK_ALLOW_LOCAL ?? 'true' } },
+  // The local profile lets callbacks go to http:// receivers on this machine (CALLBACK_ALLOW_LOCAL; docs/SECURITY.md).
+  { name: 'worker', entry: 'dist/apps/worker/apps/worker/src/main.js', env: {} },
+  { name: 'api', entry: 'dist/apps/api/apps/api/src/main.js', env: {} },
 ];
 const children = [];
 let stopping = false;
@@ -117,6 +117,7 @@ function firstScreen() {
     ['Metrics', `${api}/metrics`, 'Prometheus text (an API key with metrics:read)'],
     ['Worker health', `http://${config.HOST}:${config.WORKER_PORT}/health/ready`, ''],
     ['Partner simulator', config.PARTNER_BASE_URL, 'the local partner (control API under /_sim)'],
+    ...(config.CALLBACK_URLS.get('local') ? [['Callbacks', config.CALLBACK_URLS.get('local'), 'where the local client\'s callbacks go: curl it to see them']] : []),
   ];
   const width = Math.max(...rows.map((r) => r[0].length));
   const lines = [

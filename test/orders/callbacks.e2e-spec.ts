@@ -2,10 +2,14 @@ import { Client } from 'pg';
 import { CALLBACK_HEADERS, verifyCallback } from '@cardpull/orders';
 import { waitFor } from '@cardpull/testing';
 import { startReceiver } from '../support/receiver';
-import { KEYS, idemKey, insertOrder, startStack, waitForOrder, type Stack } from '../support/stack';
+import { request } from 'undici';
+import { LOCAL_DEFAULTS } from '@cardpull/config';
+import { KEYS, idemKey, insertOrder, startStack, useStack, waitForOrder, type Stack } from '../support/stack';
 
 const SHOP_SECRET = 'shop-callback-secret-0001';
 const NOCARDS_SECRET = 'nocards-callback-secret-01';
+/** The local development client's key (the local profile's API_KEYS). */
+const LOCAL_DEV_KEY = LOCAL_DEFAULTS.API_KEYS.split(':')[1]!;
 
 describe('caller callbacks: outbox in the transition’s transaction, signed, retried, visible', () => {
   let stack: Stack;
@@ -103,5 +107,34 @@ describe('caller callbacks: outbox in the transition’s transaction, signed, re
     const res = await stack.call('POST', '/v1/orders', { key: KEYS.other, body: { gift_card_code: 'FAST-FREE', amount: 100, callback_url: 'https://x.example.com/h' }, headers: { 'idempotency-key': idemKey() } });
     expect(res.status).toBe(422);
     expect(res.body.errors[0].code).toBe('callback_not_configured');
+  });
+});
+
+/**
+ * Issue 21: callbacks can be tried under `npm start` without setting anything. Under the local profile the
+ * local development client (local-dev-key) has a callback secret and its callbacks go, by default, to the
+ * simulator's receiver, which checks their signature and lists them at GET /_callbacks.
+ */
+describe('callbacks of the local development client under the local profile', () => {
+  // CALLBACK_URLS and CALLBACK_SECRETS unset: only the local profile's defaults.
+  const stack = useStack({ env: { API_KEYS: `local:${LOCAL_DEV_KEY}` } });
+
+  it('an order of the local client with no callback configured is delivered to the simulator\'s receiver, signed with the local secret', async () => {
+    const res = await stack.call('POST', '/v1/orders', { key: LOCAL_DEV_KEY, body: { gift_card_code: 'ACME-BOOKS-FIXED', amount: 1000 }, headers: { 'idempotency-key': idemKey('local') } });
+    expect(res.status).toBe(202);
+    const order = await waitForOrder(stack, res.body.order.id, undefined, 20_000, LOCAL_DEV_KEY);
+    expect(order.status).toBe('completed');
+    const got = await waitFor('the callback at the simulator', async () => {
+      const { callbacks } = (await (await request(`${stack.sim.baseUrl}/_callbacks`)).body.json()) as { callbacks: any[] };
+      return callbacks.find((c) => c.event?.order?.id === order.id) ?? null;
+    });
+    expect(got).toMatchObject({ signature: 'valid', event_type: 'order.completed', event: { type: 'order.completed', status: 'completed' } });
+    // The local client may also name a callback_url of its own: it has a secret (no 422 callback_not_configured).
+    const own = await stack.call('POST', '/v1/orders', {
+      key: LOCAL_DEV_KEY,
+      body: { gift_card_code: 'ACME-BOOKS-FIXED', amount: 1000, callback_url: `${stack.sim.baseUrl}/_callbacks` },
+      headers: { 'idempotency-key': idemKey('local') },
+    });
+    expect(own.status).toBe(202);
   });
 });

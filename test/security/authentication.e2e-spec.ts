@@ -7,7 +7,7 @@ import { createFastifyAdapter } from '@cardpull/logger';
 import { EnvelopeExceptionFilter } from '@cardpull/platform';
 import { ApiModule } from '../../apps/api/src/api.module';
 import { setupApiDocs } from '../../apps/api/src/docs/openapi';
-import { KEYS, startStack, type Stack } from '../support/stack';
+import { KEYS, startApiApp, startStack, useStack, type ApiApp, type Stack } from '../support/stack';
 
 /**
  * Every route of the API process needs authentication except /health/*: the API (/v1, /metrics) an API
@@ -21,7 +21,8 @@ describe('security: every route but health needs authentication', () => {
   const routes: { method: string; url: string }[] = [];
 
   beforeAll(async () => {
-    stack = await startStack({ api: false });
+    // Every route below is tried with a wrong key from one address: the throttle (tested on its own below) stays out of the way.
+    stack = await startStack({ api: false, env: { AUTH_FAILURES_PER_MINUTE: '10000' } });
     // Built as main.ts builds it (with /docs), with a hook that records every route Fastify registers.
     const adapter = createFastifyAdapter({ bodyLimit: 16 * 1024 });
     adapter.getInstance().addHook('onRoute', (r) => {
@@ -108,5 +109,73 @@ describe('security: every route but health needs authentication', () => {
     expect(await get('/metrics', KEYS.readOnly)).toBe(403);
     expect(await get('/metrics', KEYS.scraper)).toBe(200);
     expect(await get('/health/live')).toBe(200);
+  });
+});
+
+/**
+ * Issue 21: an API key is checked by one throttled check wherever it is taken (/v1, /metrics, /docs,
+ * /health/ready), counted in Redis across the fleet, and /docs is matched on the decoded path. Each test
+ * comes from its own address (X-Forwarded-For from a trusted proxy), so their counts stay apart.
+ */
+describe('security: guessed API keys are throttled everywhere a key is taken, across the fleet', () => {
+  let first: ApiApp | undefined;
+  let second: ApiApp | undefined;
+  const stack = useStack({
+    api: false,
+    worker: false,
+    env: { AUTH_FAILURES_PER_MINUTE: '4', TRUSTED_PROXIES: '127.0.0.1' },
+    beforeClose: () => Promise.all([first?.close(), second?.close()]),
+  });
+  beforeAll(async () => {
+    // Two API processes of one fleet, both built as main.ts builds them (with /docs).
+    [first, second] = [await startApiApp(stack), await startApiApp(stack)];
+  });
+  const from = (address: string) => ({ 'x-forwarded-for': address });
+
+  it('2 unknown keys on one API and 2 on the other: the address is refused with 429 on both, a valid key included', async () => {
+    const at = from('203.0.113.1');
+    for (let i = 0; i < 2; i++) expect((await first!.call('GET', '/v1/orders', { key: `guess-a${i}-xxxxxxxx`, headers: at })).status).toBe(401);
+    for (let i = 0; i < 2; i++) expect((await second!.call('GET', '/v1/orders', { key: `guess-b${i}-xxxxxxxx`, headers: at })).status).toBe(401);
+    const refused = await first!.call('GET', '/v1/orders', { key: KEYS.shop, headers: at });
+    expect([refused.status, refused.body.errors?.[0]?.code]).toEqual([429, 'too_many_attempts']);
+    expect((await second!.call('GET', '/v1/orders', { key: KEYS.shop, headers: at })).status).toBe(429);
+    // Another address is not affected.
+    expect((await second!.call('GET', '/v1/orders', { key: KEYS.shop, headers: from('203.0.113.99') })).status).toBe(200);
+  });
+
+  it('unknown keys sent to /docs count like any other: the address is then refused on /v1 and on /docs, a valid key included', async () => {
+    const at = from('203.0.113.2');
+    for (let i = 0; i < 4; i++) expect((await first!.call('GET', '/docs/json', { key: `guess-${i}-xxxxxxxx`, headers: at })).status).toBe(401);
+    expect((await second!.call('GET', '/v1/orders', { key: KEYS.shop, headers: at })).status).toBe(429);
+    expect((await first!.call('GET', '/docs/json', { key: KEYS.shop, headers: at })).status).toBe(429);
+  });
+
+  it('unknown keys sent to /health/ready count too (it still answers the statuses); the throttled address then gets no details, even with a valid key', async () => {
+    const at = from('203.0.113.3');
+    const partnerFields = (r: { body: any }) => Object.keys(r.body.details.partner);
+    expect(partnerFields(await first!.call('GET', '/health/ready', { key: KEYS.shop, headers: at }))).toContain('balance');
+    for (let i = 0; i < 4; i++) {
+      const probe = await first!.call('GET', '/health/ready', { key: `guess-${i}-xxxxxxxx`, headers: at });
+      expect([probe.status, partnerFields(probe)]).toEqual([200, ['status']]);
+    }
+    expect((await second!.call('GET', '/v1/orders', { key: KEYS.shop, headers: at })).status).toBe(429);
+    const throttled = await second!.call('GET', '/health/ready', { key: KEYS.shop, headers: at });
+    expect([throttled.status, partnerFields(throttled)]).toEqual([200, ['status']]);
+    // A probe without a key is no guess: it is never refused.
+    expect((await second!.call('GET', '/health/ready', { key: null, headers: at })).status).toBe(200);
+  });
+
+  it('/docs is matched on the decoded, normalised path: an encoded or dotted spelling of it is not served without credentials', async () => {
+    const at = from('203.0.113.4');
+    const spellings = ['/%64ocs/json', '/docs/%6Ason', '/%64%6F%63%73/json', '/%64ocs', '/docs/./json', '/x/../docs/json', '//docs/json'];
+    const served: string[] = [];
+    for (const path of spellings) {
+      const res = await first!.call('GET', path, { key: null, headers: at });
+      if (res.status < 300 || (typeof res.body === 'object' && res.body?.openapi)) served.push(`${path} -> ${res.status}`);
+    }
+    expect(served).toEqual([]);
+    expect((await first!.call('GET', '/%64ocs/json', { key: null, headers: at })).status).toBe(401);
+    // With a key it is served, whatever the spelling.
+    expect((await first!.call('GET', '/%64ocs/json', { key: KEYS.shop, headers: at })).body.openapi).toBeDefined();
   });
 });

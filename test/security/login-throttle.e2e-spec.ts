@@ -1,10 +1,11 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { hashAdminPassword, loadServiceConfig } from '@cardpull/config';
-import { createHttpApp } from '@cardpull/platform';
+import { FleetCounters, createHttpApp } from '@cardpull/platform';
 import { AdminLogin } from '../../apps/api/src/admin/auth/admin-login.service';
 import { ApiModule } from '../../apps/api/src/api.module';
 import { setupApiDocs } from '../../apps/api/src/docs/openapi';
-import { startStack, type Stack } from '../support/stack';
+import { request } from 'undici';
+import { startApiApp, startStack, useStack, type ApiApp, type Stack } from '../support/stack';
 import { urlOf } from '../observability/support';
 
 const ALICE = hashAdminPassword('alice-password');
@@ -20,7 +21,7 @@ const basic = (user: string, password: string) => ({ authorization: `Basic ${Buf
 describe('security: password checks off the event loop, failed logins throttled (login form and /docs)', () => {
   it('checking passwords leaves the event loop free (ticks happen while 8 logins are checked)', async () => {
     const config = loadServiceConfig({ CARDPULL_PROFILE: 'local', ADMIN_USERS: `alice:${ALICE}`, LOG_LEVEL: 'silent' });
-    const login = new AdminLogin(config);
+    const login = new AdminLogin(config, new FleetCounters(null, { prefix: 'unit', log: { warn: () => undefined } }));
     let ticks = 0;
     const timer = setInterval(() => ticks++, 1);
     try {
@@ -61,5 +62,30 @@ describe('security: password checks off the event loop, failed logins throttled 
       for (let i = 0; i < 40; i++) expect((await docs(`user${i}`, 'guess')).status).toBe(401);
       expect((await docs('bob', 'bob-password')).status).toBe(429);
     });
+  });
+});
+
+describe('security: failed logins are counted across the fleet (issue 21)', () => {
+  // Two API processes on one Redis: each would allow 10 failures per name if it counted on its own.
+  let apps: ApiApp[] = [];
+  const stack = useStack({ api: false, worker: false, env: { ADMIN_USERS: `alice:${ALICE},bob:bob-password` }, beforeClose: () => Promise.all(apps.map((a) => a.close())) });
+  beforeAll(async () => {
+    apps = [await startApiApp(stack), await startApiApp(stack)];
+  });
+  const docs = (app: ApiApp, user: string, password: string) => app.call('GET', '/docs/json', { key: null, headers: basic(user, password) });
+  const form = (app: ApiApp, user: string, password: string) =>
+    request(`${app.url}/admin/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ user, password }).toString() }).then(async (r) => {
+      await r.body.dump();
+      return r.statusCode;
+    });
+
+  it('5 wrong passwords for one name on one API and 5 on the other: the next try is refused with 429 on both, on /docs and on the login form', async () => {
+    for (let i = 0; i < 5; i++) expect((await docs(apps[0]!, 'alice', `guess-a${i}`)).status).toBe(401);
+    for (let i = 0; i < 5; i++) expect((await form(apps[1]!, 'alice', `guess-b${i}`))).toBe(401);
+    expect((await docs(apps[0]!, 'alice', 'alice-password')).status).toBe(429);
+    expect((await docs(apps[1]!, 'alice', 'alice-password')).status).toBe(429);
+    expect(await form(apps[0]!, 'alice', 'alice-password')).toBe(429);
+    // Keyed by name and address: another operator still logs in from there.
+    expect((await docs(apps[1]!, 'bob', 'bob-password')).status).toBe(200);
   });
 });

@@ -1,4 +1,4 @@
-import { KEYS, idemKey, useStack, type Stack } from '../support/stack';
+import { KEYS, idemKey, startApiApp, useStack, type ApiApp, type Stack } from '../support/stack';
 
 describe('security: per-client rate limiting answers 429 (RATE_LIMIT_PER_CLIENT per RATE_LIMIT_WINDOW_MS)', () => {
   const stack = useStack({ worker: false, env: { RATE_LIMIT_PER_CLIENT: '5', RATE_LIMIT_WINDOW_MS: '3000' } });
@@ -26,5 +26,25 @@ describe('security: per-client rate limiting answers 429 (RATE_LIMIT_PER_CLIENT 
   it('the window passes, the client is served again', async () => {
     await new Promise((r) => setTimeout(r, 3_200));
     expect((await stack.call('GET', '/v1/orders?limit=1')).status).toBe(200);
+  });
+});
+
+describe('security: the per-client rate limit is counted across the fleet (issue 21)', () => {
+  // Two API processes on one Redis: each would allow the whole limit if it counted on its own.
+  let second: ApiApp | undefined;
+  const stack = useStack({ worker: false, env: { RATE_LIMIT_PER_CLIENT: '5', RATE_LIMIT_WINDOW_MS: '60000' }, beforeClose: () => second?.close() });
+  beforeAll(async () => {
+    second = await startApiApp(stack);
+  });
+
+  it('3 requests on one API and 3 on the other: the sixth of the client is refused with 429, on either API', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await stack.call('GET', '/v1/orders?limit=1')).status);
+    for (let i = 0; i < 3; i++) statuses.push((await second!.call('GET', '/v1/orders?limit=1')).status);
+    statuses.push((await stack.call('GET', '/v1/orders?limit=1')).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    // Still per client: another client goes on, on both.
+    expect((await stack.call('GET', '/v1/orders?limit=1', { key: KEYS.other })).status).toBe(200);
+    expect((await second!.call('GET', '/v1/orders?limit=1', { key: KEYS.other })).status).toBe(200);
   });
 });

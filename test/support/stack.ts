@@ -6,6 +6,7 @@ import { createHttpApp } from '@cardpull/platform';
 import { LogCapture, createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@cardpull/testing';
 import { startSimulator, type SimHandle } from './simulator';
 import { ApiModule } from '../../apps/api/src/api.module';
+import { setupApiDocs } from '../../apps/api/src/docs/openapi';
 import { WorkerModule } from '../../apps/worker/src/worker.module';
 
 /** API keys of the test clients: a shop with every scope, one that cannot read cards, one that can only read. */
@@ -122,26 +123,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     sim,
     apiUrl: '',
     logs,
-    async call(method, path, o = {}) {
-      const key = o.key === undefined ? KEYS.shop : o.key;
-      const res = await request(`${stack.apiUrl}${path}`, {
-        method: method as 'GET',
-        headers: {
-          ...(key ? { authorization: `Bearer ${key}` } : {}),
-          ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}),
-          ...o.headers,
-        },
-        body: o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body),
-      });
-      const text = await res.body.text();
-      let body: unknown = text;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        /* not JSON */
-      }
-      return { status: res.statusCode, body: body as never, headers: res.headers };
-    },
+    call: (method, path, o) => callApi(stack.apiUrl, method, path, o),
     async startWorker() {
       stack.worker = await createHttpApp(WorkerModule.forConfig(config, logs));
       await stack.worker.listen({ port: 0, host: '127.0.0.1' });
@@ -248,6 +230,50 @@ export function useStack(opts: UseStackOptions = {}): Stack {
  */
 const PROCESS_LOGS = new LogCapture();
 
+/** Another API app on a stack's database and Redis (same prefix), built as main.ts builds it (with /docs). */
+export interface ApiApp {
+  url: string;
+  app: NestFastifyApplication;
+  /** Calls this app as stack.call calls the stack's API. */
+  call: Stack['call'];
+  close(): Promise<void>;
+}
+
+/**
+ * One more API process of the stack's fleet, in this test process: its own Nest app (its own guards,
+ * services and Redis connections), sharing only Postgres and Redis with the others, as a second API
+ * process would. For the suites that prove a limit is counted across the fleet.
+ */
+export async function startApiApp(stack: Stack): Promise<ApiApp> {
+  const app = await createHttpApp(ApiModule.forConfig(stack.config, stack.logs), { bodyLimit: 16 * 1024, trustedProxies: stack.config.TRUSTED_PROXIES });
+  setupApiDocs(app);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
+  const call: Stack['call'] = (method, path, o) => callApi(url, method, path, o);
+  return { url, app, call, close: () => app.close() };
+}
+
+async function callApi(base: string, method: string, path: string, o: { key?: string | null; body?: unknown; headers?: Record<string, string> } = {}) {
+  const key = o.key === undefined ? KEYS.shop : o.key;
+  const res = await request(`${base}${path}`, {
+    method: method as 'GET',
+    headers: {
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...o.headers,
+    },
+    body: o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body),
+  });
+  const text = await res.body.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.statusCode, body: body as never, headers: res.headers };
+}
+
 let keySeq = 0;
 /** A fresh Idempotency-Key. */
 export const idemKey = (label = 'k') => `${label}-${process.pid}-${Date.now()}-${++keySeq}`;
@@ -280,11 +306,11 @@ export async function insertOrder(stack: Stack, o: { giftCardCode: string; amoun
   }
 }
 
-/** Polls GET /v1/orders/:id until `done(order)` holds; returns the order. */
-export async function waitForOrder(stack: Stack, id: string, done: (order: any) => boolean = (o) => ['completed', 'failed', 'needs_attention'].includes(o.status), timeoutMs = 20_000) {
+/** Polls GET /v1/orders/:id (with `key`, default the shop's) until `done(order)` holds; returns the order. */
+export async function waitForOrder(stack: Stack, id: string, done: (order: any) => boolean = (o) => ['completed', 'failed', 'needs_attention'].includes(o.status), timeoutMs = 20_000, key?: string) {
   const { waitFor } = await import('@cardpull/testing');
   return waitFor(`order ${id}`, async () => {
-    const r = await stack.call('GET', `/v1/orders/${id}`);
+    const r = await stack.call('GET', `/v1/orders/${id}`, { key });
     return r.status === 200 && done(r.body.order) ? r.body.order : null;
   }, timeoutMs);
 }

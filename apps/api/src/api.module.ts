@@ -6,7 +6,7 @@ import { LoggerModule } from '@cardpull/logger';
 import { HealthModule, MetricsModule } from '@cardpull/ops';
 import { OrdersCoreModule } from '@cardpull/orders';
 import { PartnerModule } from '@cardpull/partner-client';
-import { FixedWindowThrottlerStorage, QueuesRootModule } from '@cardpull/platform';
+import { FleetCounters, FleetCountersModule, FleetThrottlerStorage, QueuesRootModule } from '@cardpull/platform';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { VaultModule } from '@cardpull/vault';
 import { AdminModule } from './admin/admin.module';
@@ -31,15 +31,20 @@ export class ApiModule {
         VaultModule,
         PartnerModule,
         TrafficModule,
+        FleetCountersModule,
         OrdersCoreModule,
         HealthModule,
         MetricsModule,
         OrdersModule,
         CatalogModule,
         AdminModule,
-        ThrottlerModule.forRoot({
-          throttlers: [{ ttl: config.RATE_LIMIT_WINDOW_MS, limit: config.RATE_LIMIT_PER_CLIENT }],
-          storage: new FixedWindowThrottlerStorage(),
+        // The per-client rate limit, counted across the fleet (FleetCounters, in Redis).
+        ThrottlerModule.forRootAsync({
+          inject: [FleetCounters],
+          useFactory: (counters: FleetCounters) => ({
+            throttlers: [{ ttl: config.RATE_LIMIT_WINDOW_MS, limit: config.RATE_LIMIT_PER_CLIENT }],
+            storage: new FleetThrottlerStorage(counters),
+          }),
         }),
       ],
     };

@@ -4,6 +4,7 @@ import { ConfigModule, type SimConfig } from '@cardpull/config';
 import { LoggerModule } from '@cardpull/logger';
 import { SignatureGuard } from './auth/signature.guard';
 import { CatalogController } from './catalog/catalog.controller';
+import { CallbackInbox, CallbackReceiverController } from './control/callback-receiver';
 import { ControlController } from './control/control.controller';
 import { HealthController } from './control/health.controller';
 import { FaultRegistry } from './faults/fault-registry';
@@ -33,8 +34,8 @@ export class SimModule {
         CardsController,
         PullRequestsController,
         HealthController,
-        // SIM_CONTROL off: no route under /_sim but health, so /_sim/* answers 404.
-        ...(config.SIM_CONTROL ? [ControlController] : []),
+        // SIM_CONTROL off: no route under /_sim but health, so /_sim/* answers 404; no callback receiver either.
+        ...(config.SIM_CONTROL ? [ControlController, CallbackReceiverController] : []),
       ],
       providers: [
         SimStateService,
@@ -44,6 +45,7 @@ export class SimModule {
         SyncPullsService,
         PullRequestsService,
         SignatureGuard,
+        CallbackInbox,
       ],
     };
   }

@@ -5,7 +5,7 @@ import { DbModule } from '@cardpull/db';
 import { LoggerModule } from '@cardpull/logger';
 import { HealthModule, MetricsModule } from '@cardpull/ops';
 import { PartnerModule } from '@cardpull/partner-client';
-import { QueuesRootModule } from '@cardpull/platform';
+import { FleetCountersModule, QueuesRootModule } from '@cardpull/platform';
 import { VaultModule } from '@cardpull/vault';
 import { ProcessorsModule } from './processors/processors.module';
 import { RecoveryModule } from './recovery/recovery.module';
@@ -29,6 +29,8 @@ export class WorkerModule {
         VaultModule,
         PartnerModule,
         TrafficModule,
+        // /metrics takes API keys: the same throttled check as the API's, counted with it.
+        FleetCountersModule,
         ProcessorsModule,
         RecoveryModule,
         HealthModule,

@@ -1,10 +1,20 @@
 import type { z } from 'zod';
 
-/** Comma-separated `client<separator>value` entries; an entry without a client or with a bad value is refused. */
+/** Index of the first of `chars` in `text` (-1: none). */
+function firstOf(text: string, chars: string): number {
+  for (let i = 0; i < text.length; i++) if (chars.includes(text[i]!)) return i;
+  return -1;
+}
+
+/**
+ * Comma-separated `client<separator>value` entries; an entry without a client or with a bad value is
+ * refused. `separator` may list several characters: the first of them in an entry separates (client names
+ * have none of them).
+ */
 function parseClientMap(raw: string | undefined, ctx: z.RefinementCtx, separator: string, valid: (value: string) => boolean, expected: string): Map<string, string> {
   const map = new Map<string, string>();
   for (const [index, entry] of (raw ?? '').split(',').map((e) => e.trim()).filter(Boolean).entries()) {
-    const at = entry.indexOf(separator);
+    const at = firstOf(entry, separator);
     const value = entry.slice(at + 1);
     if (at < 1 || !valid(value)) ctx.addIssue({ code: 'custom', message: `entry ${index + 1}: expected ${expected}` });
     else map.set(entry.slice(0, at), value);
@@ -16,9 +26,12 @@ function parseClientMap(raw: string | undefined, ctx: z.RefinementCtx, separator
 export const parseCallbackUrls = (raw: string | undefined, ctx: z.RefinementCtx): Map<string, string> =>
   parseClientMap(raw, ctx, '=', isHttpUrl, 'client=https://host/path');
 
-/** CALLBACK_SECRETS: comma-separated `client:secret`; callbacks to that client are signed with its secret. */
+/**
+ * CALLBACK_SECRETS: comma-separated `client=secret`, the syntax of CALLBACK_URLS; callbacks to that client
+ * are signed with its secret. The older `client:secret` is still read (deprecated; README, Callbacks).
+ */
 export const parseCallbackSecrets = (raw: string | undefined, ctx: z.RefinementCtx): Map<string, string> =>
-  parseClientMap(raw, ctx, ':', (secret) => secret.length >= 16, 'client:secret with a secret of at least 16 characters');
+  parseClientMap(raw, ctx, '=:', (secret) => secret.length >= 16, 'client=secret with a secret of at least 16 characters');
 
 export function isHttpUrl(value: string): boolean {
   try {

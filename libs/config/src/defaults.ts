@@ -16,6 +16,17 @@ export const LOCAL_DEFAULTS = {
   ADMIN_USERS: 'admin:admin',
 } as const;
 
+/**
+ * The local development client's callbacks (the client of LOCAL_DEFAULTS.API_KEYS). Under the local
+ * profile, unless CALLBACK_URLS or CALLBACK_SECRETS name that client, its callbacks go to the simulator's
+ * receiver (POST /_callbacks on the partner's address, which lists them at GET /_callbacks), signed with
+ * this public secret, which the simulator checks. Outside the local profile the secret is refused.
+ */
+export const LOCAL_CALLBACKS = { client: 'local', secret: 'local-callback-secret-public', path: '/_callbacks' } as const;
+
+/** Switches the local profile turns on when unset: callbacks may go to the simulator over http: (CALLBACK_ALLOW_LOCAL). */
+const LOCAL_SWITCHES = { CALLBACK_ALLOW_LOCAL: 'true' } as const;
+
 /** The profile whose public development defaults apply: only `local`. */
 export const LOCAL_PROFILE = 'local';
 export const REQUIRED_OUTSIDE_LOCAL = 'is required (its public development default applies only with CARDPULL_PROFILE=local)';
@@ -49,6 +60,27 @@ export function withKeyFile(env: Record<string, string | undefined>, read: (path
 export function withProfileDefaults(env: Record<string, string | undefined>): Record<string, string | undefined> {
   if ((env.CARDPULL_PROFILE ?? '').trim().toLowerCase() !== LOCAL_PROFILE) return env;
   const out = { ...env };
-  for (const [name, value] of Object.entries(LOCAL_DEFAULTS)) if (!out[name]?.trim()) out[name] = value;
+  for (const [name, value] of Object.entries({ ...LOCAL_DEFAULTS, ...LOCAL_SWITCHES })) if (!out[name]?.trim()) out[name] = value;
   return out;
+}
+
+/**
+ * The local client's callbacks under the local profile (LOCAL_CALLBACKS): its URL defaults to the receiver
+ * on the partner's address (the simulator's, since the local profile runs only against a local partner;
+ * only while CALLBACK_ALLOW_LOCAL lets callbacks go there) and its secret to the public one.
+ */
+export function withLocalCallbacks(s: {
+  CARDPULL_PROFILE: string;
+  CALLBACK_ALLOW_LOCAL: boolean;
+  CALLBACK_URLS: Map<string, string>;
+  CALLBACK_SECRETS: Map<string, string>;
+}, partnerBaseUrl: string): { CALLBACK_URLS: Map<string, string>; CALLBACK_SECRETS: Map<string, string> } {
+  const urls = new Map(s.CALLBACK_URLS);
+  const secrets = new Map(s.CALLBACK_SECRETS);
+  if (s.CARDPULL_PROFILE === LOCAL_PROFILE) {
+    const { client, secret, path } = LOCAL_CALLBACKS;
+    if (!secrets.has(client)) secrets.set(client, secret);
+    if (!urls.has(client) && s.CALLBACK_ALLOW_LOCAL && URL.canParse(partnerBaseUrl)) urls.set(client, `${new URL(partnerBaseUrl).origin}${path}`);
+  }
+  return { CALLBACK_URLS: urls, CALLBACK_SECRETS: secrets };
 }

@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, hashAdminPassword, loadServiceConfig, verifyAdminPassword } from './index';
+import { ConfigError, LOCAL_CALLBACKS, hashAdminPassword, loadServiceConfig, verifyAdminPassword } from './index';
 
 const PROD = {
   PARTNER_ENV: 'production',
@@ -55,12 +55,14 @@ describe('PARTNER_ENV: the service refuses production with staging or simulator 
   });
 
   it('staging pointed at the production URL is refused', () => {
-    expect(settingsRefused({ ...LOCAL, PARTNER_BASE_URL: 'https://live.partner.example.com', PARTNER_PRODUCTION_BASE_URL: 'https://live.partner.example.com' })).toEqual(['PARTNER_BASE_URL']);
+    const staging = { ...PROD, PARTNER_ENV: 'staging' };
+    expect(settingsRefused({ ...staging, PARTNER_BASE_URL: 'https://live.partner.example.com', PARTNER_PRODUCTION_BASE_URL: 'https://live.partner.example.com' })).toEqual(['PARTNER_BASE_URL']);
   });
 
   it('staging defaults to the staging URL (the local simulator)', () => {
     expect(loadServiceConfig(LOCAL).PARTNER_BASE_URL).toBe('http://127.0.0.1:4010');
-    expect(loadServiceConfig({ ...LOCAL, PARTNER_STAGING_BASE_URL: 'https://stg.example.com' }).PARTNER_BASE_URL).toBe('https://stg.example.com');
+    const staging = { ...PROD, PARTNER_ENV: 'staging', PARTNER_BASE_URL: '' };
+    expect(loadServiceConfig({ ...staging, PARTNER_STAGING_BASE_URL: 'https://stg.example.com' }).PARTNER_BASE_URL).toBe('https://stg.example.com');
   });
 });
 
@@ -91,7 +93,43 @@ describe('fail closed: the public development values only in CARDPULL_PROFILE=lo
   it('the local profile fills the public values, and never runs against the production partner', () => {
     const local = loadServiceConfig(LOCAL);
     expect([local.PARTNER_API_KEY, local.API_KEYS[0]?.key, local.ADMIN_USERS[0]?.name]).toEqual(['sim-api-key', 'local-dev-key', 'admin']);
-    expect(settingsRefused({ ...PROD, ...LOCAL })).toEqual(['CARDPULL_PROFILE']);
+    expect(settingsRefused({ ...PROD, ...LOCAL })).toContain('CARDPULL_PROFILE');
+  });
+});
+
+describe('the local profile runs only against a local partner (issue 21: docker compose pointed at a real partner)', () => {
+  it.each([
+    'http://127.0.0.1:4010',
+    'http://localhost:4010',
+    'http://[::1]:4010',
+    'http://sim:4010',
+    'http://partner-sim:4010',
+    'http://172.18.0.3:4010',
+    'http://10.1.2.3:4010',
+    'http://host.docker.internal:4010',
+  ])('%s (this machine, a private address or a docker-compose service name) is accepted', (url) => {
+    expect(settingsRefused({ ...LOCAL, PARTNER_BASE_URL: url })).toEqual([]);
+  });
+
+  it("docker-compose.yml's own default partner address is accepted", () => {
+    const compose = readFileSync(join(__dirname, '..', '..', '..', 'docker-compose.yml'), 'utf8');
+    const url = /PARTNER_BASE_URL: \$\{PARTNER_BASE_URL:-([^}]+)\}/.exec(compose)?.[1];
+    expect(url).toMatch(/^http:\/\//);
+    expect(settingsRefused({ ...LOCAL, PARTNER_BASE_URL: url! })).toEqual([]);
+  });
+
+  it.each(['https://partner-staging.example.com', 'https://api.partner.com', 'http://8.8.8.8:4010', 'https://sim.example.com'])(
+    '%s (a public address) is refused, with a message naming PARTNER_BASE_URL and what to set instead',
+    (url) => {
+      // As `docker compose up` runs with PARTNER_* pointed at a real partner and PARTNER_ENV left at staging.
+      const env = { ...LOCAL, PARTNER_ENV: 'staging', PARTNER_BASE_URL: url, PARTNER_API_KEY: 'real-key', PARTNER_IDENTIFIER: 'real-id', PARTNER_SHARED_KEY: 'ab'.repeat(32) };
+      expect(settingsRefused(env)).toEqual(['PARTNER_BASE_URL']);
+      expect(() => loadServiceConfig(env)).toThrow(/PARTNER_BASE_URL.*not a local address.*CARDPULL_PROFILE=deployed/s);
+    },
+  );
+
+  it('a real staging partner starts with the deployed profile and its own secrets', () => {
+    expect(settingsRefused({ ...PROD, PARTNER_ENV: 'staging', PARTNER_BASE_URL: 'https://partner-staging.example.com' })).toEqual([]);
   });
 });
 
@@ -131,16 +169,55 @@ describe('admin users are separate from API keys; passwords may be stored as scr
 });
 
 describe('callbacks: a client with a default URL needs a secret to sign them', () => {
-  it('parses URLs and secrets', () => {
-    const c = loadServiceConfig({ ...LOCAL, CALLBACK_URLS: 'shop=https://shop.example.com/hooks/cardpull', CALLBACK_SECRETS: 'shop:0123456789abcdef' });
+  it('parses URLs and secrets, both written client=value', () => {
+    const c = loadServiceConfig({ ...LOCAL, CALLBACK_URLS: 'shop=https://shop.example.com/hooks/cardpull', CALLBACK_SECRETS: 'shop=0123456789abcdef,other=with:colon=and-equals' });
     expect(c.CALLBACK_URLS.get('shop')).toBe('https://shop.example.com/hooks/cardpull');
     expect(c.CALLBACK_SECRETS.get('shop')).toBe('0123456789abcdef');
+    expect(c.CALLBACK_SECRETS.get('other')).toBe('with:colon=and-equals');
+  });
+
+  it('still reads the older client:secret form of CALLBACK_SECRETS (deprecated)', () => {
+    const c = loadServiceConfig({ ...LOCAL, CALLBACK_SECRETS: 'shop:0123456789abcdef,other:with=equals-and:colon' });
+    expect(c.CALLBACK_SECRETS.get('shop')).toBe('0123456789abcdef');
+    expect(c.CALLBACK_SECRETS.get('other')).toBe('with=equals-and:colon');
   });
   it.each([
     [{ CALLBACK_URLS: 'shop=https://shop.example.com/h' }, 'CALLBACK_SECRETS'],
     [{ CALLBACK_URLS: 'shop=ftp://x' }, 'CALLBACK_URLS'],
     [{ CALLBACK_SECRETS: 'shop:short' }, 'CALLBACK_SECRETS'],
+    [{ CALLBACK_SECRETS: 'shop=short' }, 'CALLBACK_SECRETS'],
+    [{ CALLBACK_SECRETS: '=0123456789abcdef' }, 'CALLBACK_SECRETS'],
   ])('refuses %p', (env, setting) => {
     expect(settingsRefused({ ...LOCAL, ...env })).toContain(setting);
+  });
+});
+
+describe('callbacks of the local development client under the local profile (issue 21: callbacks work under npm start)', () => {
+  it("the local client's callbacks go to the simulator's receiver on the partner's address, signed with the public local secret", () => {
+    const c = loadServiceConfig(LOCAL);
+    expect(c.CALLBACK_ALLOW_LOCAL).toBe(true);
+    expect(c.CALLBACK_URLS.get('local')).toBe('http://127.0.0.1:4010/_callbacks');
+    expect(c.CALLBACK_SECRETS.get('local')).toBe(LOCAL_CALLBACKS.secret);
+    // docker-compose: the simulator is the service `sim`.
+    expect(loadServiceConfig({ ...LOCAL, PARTNER_BASE_URL: 'http://sim:4010' }).CALLBACK_URLS.get('local')).toBe('http://sim:4010/_callbacks');
+  });
+
+  it('what the settings say for the local client wins; other clients get nothing by default', () => {
+    const c = loadServiceConfig({ ...LOCAL, CALLBACK_URLS: 'local=http://127.0.0.1:9999/mine,shop=http://127.0.0.1:9999/shop', CALLBACK_SECRETS: 'local=my-own-local-secret,shop=shop-secret-0000001' });
+    expect([c.CALLBACK_URLS.get('local'), c.CALLBACK_SECRETS.get('local')]).toEqual(['http://127.0.0.1:9999/mine', 'my-own-local-secret']);
+    const d = loadServiceConfig({ ...LOCAL, CALLBACK_SECRETS: 'shop=shop-secret-0000001' });
+    expect([...d.CALLBACK_URLS.keys()]).toEqual(['local']);
+    expect(d.CALLBACK_SECRETS.get('local')).toBe(LOCAL_CALLBACKS.secret);
+  });
+
+  it('with CALLBACK_ALLOW_LOCAL=false the receiver cannot be reached, so no URL is defaulted', () => {
+    const c = loadServiceConfig({ ...LOCAL, CALLBACK_ALLOW_LOCAL: 'false' });
+    expect(c.CALLBACK_URLS.size).toBe(0);
+  });
+
+  it('outside the local profile nothing is defaulted, and the public local secret is refused naming CALLBACK_SECRETS', () => {
+    const c = loadServiceConfig(PROD);
+    expect([c.CALLBACK_URLS.size, c.CALLBACK_SECRETS.size, c.CALLBACK_ALLOW_LOCAL]).toEqual([0, 0, false]);
+    expect(settingsRefused({ ...PROD, CALLBACK_SECRETS: `checkout=${LOCAL_CALLBACKS.secret}` })).toEqual(['CALLBACK_SECRETS']);
   });
 });

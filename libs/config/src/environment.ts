@@ -1,10 +1,13 @@
+import { isIP } from 'node:net';
 import type { z } from 'zod';
-import { LOCAL_DEFAULTS } from './defaults';
+import { LOCAL_CALLBACKS, LOCAL_DEFAULTS } from './defaults';
 import { isPlainPassword, type AdminUser } from './admin-users';
+import { isNonPublicAddress } from './callback-target';
 
 interface EnvironmentSettings {
   CARDPULL_PROFILE: 'local' | 'deployed';
   CALLBACK_ALLOW_LOCAL: boolean;
+  CALLBACK_SECRETS: ReadonlyMap<string, string>;
   PARTNER_ENV: 'staging' | 'production';
   PARTNER_BASE_URL: string;
   PARTNER_STAGING_BASE_URL?: string;
@@ -29,17 +32,40 @@ const sameOrigin = (a: string, b: string) => {
   }
 };
 
+/**
+ * Whether the local profile may talk to a partner at `host`: this machine (localhost, a loopback address),
+ * a private address, a name without a dot (a docker-compose service such as the simulator's `sim`, or a
+ * name of /etc/hosts) or `host.docker.internal` (the docker host). A real partner has a public name.
+ */
+export function isLocalPartnerHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  if (host === 'localhost' || host.endsWith('.localhost') || host === 'host.docker.internal') return true;
+  if (isIP(host)) return isNonPublicAddress(host);
+  return !host.includes('.');
+}
+
 const PUBLIC_VALUE = 'is the public development value: refused outside CARDPULL_PROFILE=local';
 
 /**
  * Fail closed (docs/SECURITY.md). Outside CARDPULL_PROFILE=local (the default profile is `deployed`) the
  * public development values are refused, whatever PARTNER_ENV says: the simulator's credentials, the
- * development vault key, `local-dev-key`, the admin:admin operator; the partner's URL must be https: and
- * callbacks may not reach local addresses. The local profile never runs against the production partner.
+ * development vault key, `local-dev-key`, the admin:admin operator, the local callback secret; the partner's URL must be https: and
+ * callbacks may not reach local addresses. The local profile never runs against the production partner,
+ * nor against any partner that is not local (isLocalPartnerHost): pointed at a real partner, a local run
+ * would pull real cards with the public vault key, `local-dev-key` and admin:admin.
  */
 function checkProfile(s: EnvironmentSettings, issue: (path: string, message: string) => void): void {
   if (s.CARDPULL_PROFILE === 'local') {
     if (s.PARTNER_ENV === 'production') issue('CARDPULL_PROFILE', 'local cannot be used with PARTNER_ENV=production');
+    const host = new URL(s.PARTNER_BASE_URL).hostname;
+    if (!isLocalPartnerHost(host)) {
+      issue(
+        'PARTNER_BASE_URL',
+        `is not a local address (${host}) but CARDPULL_PROFILE is local, whose public development values (vault key, local-dev-key, admin:admin) ` +
+          'are for the simulator only: a local run talks to loopback, a private address or a name without a dot (a docker-compose service such as sim). ' +
+          'For a real partner set CARDPULL_PROFILE=deployed and its own secrets (README, "Pointing it at a real partner environment")',
+      );
+    }
     return;
   }
   if (s.PARTNER_API_KEY === LOCAL_DEFAULTS.PARTNER_API_KEY) issue('PARTNER_API_KEY', PUBLIC_VALUE);
@@ -50,6 +76,7 @@ function checkProfile(s: EnvironmentSettings, issue: (path: string, message: str
   if (s.ADMIN_USERS.some((u) => u.name === 'admin' && u.secret === 'admin')) issue('ADMIN_USERS', `holds admin:admin, which ${PUBLIC_VALUE.slice(3)}`);
   if (new URL(s.PARTNER_BASE_URL).protocol !== 'https:') issue('PARTNER_BASE_URL', 'must be an https: URL outside CARDPULL_PROFILE=local');
   if (s.CALLBACK_ALLOW_LOCAL) issue('CALLBACK_ALLOW_LOCAL', 'may be true only with CARDPULL_PROFILE=local');
+  if ([...s.CALLBACK_SECRETS.values()].includes(LOCAL_CALLBACKS.secret)) issue('CALLBACK_SECRETS', `holds the local callback secret, which ${PUBLIC_VALUE.slice(3)}`);
 }
 
 /**

@@ -7,10 +7,10 @@ import { parseAdminUsers } from './admin-users';
 import { parseCallbackHosts, parseCallbackSecrets, parseCallbackUrls, parseClientWeights, parseSpendLimits } from './callbacks';
 import { callbackUrlProblem } from './callback-target';
 import { readFileSync } from 'node:fs';
-import { LOCAL_DEFAULTS, REQUIRED_OUTSIDE_LOCAL, withKeyFile, withProfileDefaults } from './defaults';
+import { LOCAL_DEFAULTS, REQUIRED_OUTSIDE_LOCAL, withKeyFile, withLocalCallbacks, withProfileDefaults } from './defaults';
 import { checkEnvironment } from './environment';
 
-export { LOCAL_DEFAULTS } from './defaults';
+export { LOCAL_CALLBACKS, LOCAL_DEFAULTS } from './defaults';
 
 const timing = (def: number, min = 0) => intSetting(def, min, 24 * 3600 * 1000);
 
@@ -181,27 +181,37 @@ const serviceObject = z.object({
      * are believed: the client address of the throttles, and the Secure admin cookie behind a TLS proxy.
      */
     TRUSTED_PROXIES: z.string().trim().optional().transform((v) => (v ? v.split(',').map((p) => p.trim()).filter(Boolean) : [])),
-    /** Default callback URL per client: client=https://... (an order may give its own callback_url). */
+    /**
+     * Default callback URL per client: client=https://... (an order may give its own callback_url). Under the
+     * local profile the local client's defaults to the simulator's receiver (LOCAL_CALLBACKS).
+     */
     CALLBACK_URLS: z.string().optional().transform((v, ctx) => parseCallbackUrls(v, ctx)),
-    /** Per-client secret signing its callbacks: client:secret. A client needs one to receive callbacks. */
+    /**
+     * Per-client secret signing its callbacks: client=secret, as CALLBACK_URLS (the older client:secret is still
+     * read). A client needs one to receive callbacks. Under the local profile the local client has a public one.
+     */
     CALLBACK_SECRETS: z.string().optional().transform((v, ctx) => parseCallbackSecrets(v, ctx)),
     CALLBACK_TIMEOUT_MS: timing(5_000, 100),
     CALLBACK_MAX_ATTEMPTS: intSetting(10, 1, 100),
     /** First retry delay of a failed callback; doubles each time (capped at one hour). */
     CALLBACK_BACKOFF_MS: timing(5_000, 10),
     /**
-     * Local runs only: callbacks may use http: and reach loopback and private addresses. Off, a callback URL
-     * must be https: and may never reach a loopback, private or link-local address (docs/SECURITY.md).
+     * Local runs only (the local profile turns it on when unset): callbacks may use http: and reach loopback
+     * and private addresses. Off, a callback URL must be https: and may never reach a loopback, private or
+     * link-local address (docs/SECURITY.md).
      */
     CALLBACK_ALLOW_LOCAL: boolSetting(false),
     /** Per-client allow-list of callback hosts: client=host|*.domain,... (a client without an entry: any public host). */
     CALLBACK_ALLOWED_HOSTS: z.string().optional().transform((v, ctx) => parseCallbackHosts(v, ctx)),
-    /** Per-client rate limit of the /v1 API: at most this many requests per RATE_LIMIT_WINDOW_MS (429 beyond). */
+    /** Per-client rate limit of the /v1 API: at most this many requests per RATE_LIMIT_WINDOW_MS across the fleet (429 beyond). */
     RATE_LIMIT_PER_CLIENT: intSetting(6_000, 1, 10_000_000),
     RATE_LIMIT_WINDOW_MS: timing(60_000, 100),
-    /** Unknown API keys allowed from one address per minute; beyond, that address gets 429 for the rest of the minute. */
+    /**
+     * Unknown API keys allowed from one address in any minute, across the fleet and on every route that takes a
+     * key; beyond, that address gets 429 for any key until fewer failures than that are left in the last minute.
+     */
     AUTH_FAILURES_PER_MINUTE: intSetting(30, 1, 10_000_000),
-    /** `?wait=` requests one client may have under way per API process; beyond, the order is answered at once. */
+    /** `?wait=` requests one client may have under way across the fleet; beyond, the order is answered at once. */
     LONG_POLLS_PER_CLIENT: intSetting(50, 0, 100_000),
     /** Per-client spend guard: client=<largest order>/<per day>, minor units (422 spend_limit_exceeded beyond). */
     SPEND_LIMITS: z.string().optional().transform((v, ctx) => parseSpendLimits(v, ctx)),
@@ -211,11 +221,10 @@ const serviceObject = z.object({
 export const SERVICE_SETTING_NAMES = Object.keys(serviceObject.shape);
 
 export const serviceSchema = serviceObject
-  .transform((s) => ({
-    ...s,
-    PARTNER_BASE_URL:
-      s.PARTNER_BASE_URL ?? (s.PARTNER_ENV === 'production' ? (s.PARTNER_PRODUCTION_BASE_URL ?? '') : s.PARTNER_STAGING_BASE_URL),
-  }))
+  .transform((s) => {
+    const partner = s.PARTNER_BASE_URL ?? (s.PARTNER_ENV === 'production' ? (s.PARTNER_PRODUCTION_BASE_URL ?? '') : s.PARTNER_STAGING_BASE_URL);
+    return { ...s, PARTNER_BASE_URL: partner, ...withLocalCallbacks(s, partner) };
+  })
   .superRefine((s, ctx) => {
     if (!s.PARTNER_BASE_URL) {
       ctx.addIssue({ code: 'custom', path: ['PARTNER_BASE_URL'], message: 'is required with PARTNER_ENV=production (or set PARTNER_PRODUCTION_BASE_URL)' });

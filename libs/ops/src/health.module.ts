@@ -9,7 +9,7 @@ import { PG_POOL } from '@cardpull/db';
 import { createRedis } from '@cardpull/queue';
 import { PartnerStatus } from './partner-status/partner-status.service';
 import { PartnerStatusModule } from './partner-status/partner-status.module';
-import { ApiKeys, bearerKey, withTimeout } from '@cardpull/platform';
+import { ApiKeyCheck, withTimeout } from '@cardpull/platform';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
@@ -138,21 +138,19 @@ function statusesOnly(result: unknown): unknown {
 /**
  * Health routes: no API key needed (probes from the orchestrator), no secret in the answers. The details of
  * readiness (the partner's balance, error texts, the circuit's partner code) only for a caller with any
- * valid API key; a probe without one gets the statuses.
+ * valid API key; a probe without one gets the statuses. A key sent here goes through the same throttled
+ * check as everywhere else (ApiKeyCheck): an unknown one counts as a failed authentication of the address,
+ * and a throttled address gets the statuses only, whatever key it sends. Readiness itself is never refused.
  */
 @Controller('health')
 @ApiTags('operations')
 export class HealthController {
-  private readonly keys: ApiKeys;
-
   constructor(
     private readonly health: HealthCheckService,
     private readonly deps: DependencyIndicators,
     private readonly partner: PartnerIndicator,
-    @Inject(SERVICE_CONFIG) config: ServiceConfig,
-  ) {
-    this.keys = new ApiKeys(config.API_KEYS);
-  }
+    @Inject(ApiKeyCheck) private readonly keys: ApiKeyCheck,
+  ) {}
 
   /** The process is up (for restarts). Needs no dependency. */
   @Get('live')
@@ -170,13 +168,13 @@ export class HealthController {
   @ApiOperation({
     summary: 'Readiness: Postgres and Redis answer',
     description:
-      'No API key: the statuses only; with any valid API key also the details (balance, error texts). 503 when Postgres or Redis does not answer. The partner is reported under `partner` and never fails readiness: ' +
+      'No API key: the statuses only; with any valid API key also the details (balance, error texts); an unknown key counts as a failed authentication (AUTH_FAILURES_PER_MINUTE). 503 when Postgres or Redis does not answer. The partner is reported under `partner` and never fails readiness: ' +
       '`degraded` (HTTP 200) while it cannot be reached or while its circuit is open (credentials refused; `circuit: "open"`), because orders are still accepted and kept. ' +
       'The balance comes from the cached probe (at most one partner call per PARTNER_CACHE_TTL_MS).',
   })
   async ready(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
-    const key = bearerKey(req.headers.authorization);
-    const shown = key && this.keys.find(key) ? (r: unknown) => r : statusesOnly;
+    const client = await this.keys.optionalClient(req.headers.authorization, req.ip);
+    const shown = client ? (r: unknown) => r : statusesOnly;
     try {
       return shown(await this.health.check([() => this.deps.postgres(), () => this.deps.redisPing(), () => this.partner.check()]));
     } catch (error) {

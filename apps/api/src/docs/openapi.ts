@@ -1,9 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { AdminLogin } from '../admin/auth/admin-login.service';
-import { ApiKeys, bearerKey, envelope } from '@cardpull/platform';
+import { ApiError, ApiKeyCheck, bearerKey, envelope, isUnder } from '@cardpull/platform';
 import { errorTable } from './api-errors';
 import { API_KEY_AUTH } from './orders.docs';
 import { REQUEST_SCHEMAS, RESPONSE_SCHEMAS, openApiSchemas } from './schemas';
@@ -51,18 +50,22 @@ export function buildApiDocument(app: INestApplication): OpenAPIObject {
 }
 
 /**
- * Serves the document at /docs (Swagger UI) and /docs/json, for a caller with any API key (Bearer) or an
- * operator of ADMIN_USERS (HTTP Basic): every route but health needs authentication.
+ * Serves the document at /docs (Swagger UI) and /docs/json, for a caller with any API key (Bearer, through
+ * the same throttled check as every other route taking a key) or an operator of ADMIN_USERS (HTTP Basic,
+ * throttled like the login form): every route but health needs authentication. The hook matches the route
+ * Fastify chose and the decoded, normalised path, so no spelling of /docs (`/%64ocs/json`) slips past.
  * Call before `listen` (Fastify takes no route once listening).
  */
 export function setupApiDocs(app: INestApplication): OpenAPIObject {
-  const config = app.get<ServiceConfig>(SERVICE_CONFIG);
-  const keys = new ApiKeys(config.API_KEYS);
+  const keys = app.get(ApiKeyCheck);
   // The operators' login checks (async scrypt, the same throttling as the login form).
   const login = app.get(AdminLogin);
   const allowed = async (authorization: unknown, address: string): Promise<boolean | 'throttled'> => {
-    const key = bearerKey(authorization);
-    if (key) return keys.find(key) !== undefined;
+    if (bearerKey(authorization)) {
+      // Throws 401 or 429 (an unknown key counts as a failed authentication of the address).
+      await keys.client(authorization, address);
+      return true;
+    }
     const basic = typeof authorization === 'string' ? /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization) : null;
     if (!basic) return false;
     const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
@@ -72,9 +75,15 @@ export function setupApiDocs(app: INestApplication): OpenAPIObject {
     return result.ok ? true : result.reason === 'throttled' ? 'throttled' : false;
   };
   (app as NestFastifyApplication).getHttpAdapter().getInstance().addHook('onRequest', async (request, reply) => {
-    const path = request.url.split('?')[0]!;
-    if (!/^\/docs(\/|$)/.test(path)) return;
-    const verdict = await allowed(request.headers.authorization, request.ip);
+    if (!isUnder(request.routeOptions.url ?? '', `/${DOCS_PATH}`) && !isUnder(request.url, `/${DOCS_PATH}`)) return;
+    let verdict: boolean | 'throttled';
+    try {
+      verdict = await allowed(request.headers.authorization, request.ip);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      await reply.status(error.getStatus()).send(error.getResponse());
+      return;
+    }
     if (verdict === true) return;
     if (verdict === 'throttled') {
       await reply.status(429).header('retry-after', '900').send(envelope(429, 'too_many_attempts', 'Too many failed logins from this address; try again in a few minutes'));

@@ -1,11 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_CONFIG, callbackRules, callbackUrlProblem, type ApiClient, type ServiceConfig } from '@cardpull/config';
 import type { OrderStatus } from '@cardpull/db';
 import { AfterCommit, OrdersRepository, SpendLimitExceeded, TERMINAL_STATUSES, requestHash, type OrderDetail } from '@cardpull/orders';
 import { checkAmount } from '@cardpull/partner-client';
-import { ApiError, currentTraceparent } from '@cardpull/platform';
+import { ApiError, FleetCounters, currentTraceparent } from '@cardpull/platform';
 import { CatalogService } from '../catalog/catalog.service';
 import { isUuid, type CreateOrderInput } from './order-input';
+
+/** A long-poll's slot outlives its wait by this much (the last status read), then frees itself if never given back. */
+const WAIT_LEASE_GRACE_MS = 5_000;
 
 export type IntakeResult = { created: boolean; detail: OrderDetail };
 
@@ -16,10 +20,9 @@ export type IntakeResult = { created: boolean; detail: OrderDetail };
  */
 @Injectable()
 export class OrdersService {
-  /** Long-polls under way, per client (this process). */
-  private readonly waiting = new Map<string, number>();
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(FleetCounters) private readonly counters: FleetCounters,
     private readonly repo: OrdersRepository,
     private readonly afterCommit: AfterCommit,
     private readonly catalog: CatalogService,
@@ -112,20 +115,19 @@ export class OrdersService {
   }
 
   /**
-   * Long-poll (`?wait=N`): answers as soon as the order is terminal, or after N seconds with its current
-   * state. The pull itself runs in the worker; this only watches the row.
-   */
-  /**
-   * `?wait=`: the order once it is terminal (or needs attention), or as it is when `seconds` run out. At
-   * most LONG_POLLS_PER_CLIENT waits of one client at a time in this process: beyond, the order is answered
-   * at once (`capped`), so one client cannot hold every connection and database round trip of the API.
+   * Long-poll (`?wait=N`): the order once it is terminal (or needs attention), or as it is when `seconds`
+   * run out. The pull itself runs in the worker; this only watches the row. At most LONG_POLLS_PER_CLIENT
+   * waits of one client at a time across the fleet (a slot in Redis, FleetCounters.take): beyond, the
+   * order is answered at once (`capped`), so one client cannot hold every connection and database round
+   * trip of the API processes. A slot's lease is the wait plus WAIT_LEASE_GRACE_MS: the slots of a process
+   * that dies free themselves then.
    */
   async waitForTerminal(orderId: string, client: string, seconds: number, current: OrderDetail): Promise<{ detail: OrderDetail; capped: boolean }> {
     const terminal = (s: OrderStatus) => TERMINAL_STATUSES.includes(s) || s === 'needs_attention';
     if (seconds <= 0 || terminal(current.order.status)) return { detail: current, capped: false };
-    const waiting = this.waiting.get(client) ?? 0;
-    if (waiting >= this.config.LONG_POLLS_PER_CLIENT) return { detail: current, capped: true };
-    this.waiting.set(client, waiting + 1);
+    const slot = `polls:${client}`;
+    const holder = randomUUID();
+    if (!(await this.counters.take(slot, holder, this.config.LONG_POLLS_PER_CLIENT, seconds * 1000 + WAIT_LEASE_GRACE_MS))) return { detail: current, capped: true };
     try {
       const deadline = Date.now() + seconds * 1000;
       let interval = 50;
@@ -136,9 +138,7 @@ export class OrdersService {
         if (status && terminal(status)) break;
       }
     } finally {
-      const left = (this.waiting.get(client) ?? 1) - 1;
-      if (left > 0) this.waiting.set(client, left);
-      else this.waiting.delete(client);
+      await this.counters.free(slot, holder);
     }
     return { detail: await this.get(orderId, client), capped: false };
   }

@@ -9,6 +9,7 @@ export function registerBodyParser(fastify: FastifyInstance): void {
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('*', { parseAs: 'string' }, (req, raw, done) => {
     const text = typeof raw === 'string' ? raw : raw.toString('utf8');
+    req.sim.rawBody = text;
     if (text.trim() === '') {
       req.sim.body = { kind: 'none' };
       done(null, undefined);

@@ -7,6 +7,8 @@ export interface SimRequestContext {
   /** POST /cards: the caller's X-RequestId, or the one we generated. */
   requestId: string | null;
   body: ParsedBody;
+  /** The body's text exactly as it came (the callback receiver checks a signature over it). */
+  rawBody: string | null;
 }
 
 /** The body as our parser saw it: nothing, JSON, or text that is not JSON (answered with 400 by the handlers). */

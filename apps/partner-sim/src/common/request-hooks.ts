@@ -22,7 +22,7 @@ export function registerRequestHooks(fastify: FastifyInstance, state: SimStateSe
   fastify.decorateRequest('sim', null as unknown as SimRequestContext);
 
   fastify.addHook('onRequest', async (req, reply) => {
-    req.sim = { entry: null, requestId: null, body: { kind: 'none' } };
+    req.sim = { entry: null, requestId: null, body: { kind: 'none' }, rawBody: null };
     const path = req.originalUrl.split('?')[0] ?? '';
     if (!path.startsWith(PARTNER_PREFIX)) return;
     if (req.method === 'POST' && path === SYNC_PULL_PATH) {

@@ -10,6 +10,7 @@ import { simClockSchema, simLimitsSchema, type LedgerView, type SimClockView, ty
 import { SimStateService } from '../state/sim-state.service';
 import { balanceBodySchema, parseControlBody, stockBodySchema } from './control-bodies';
 import { setStock } from './stock';
+import { CallbackInbox } from './callback-receiver';
 
 /**
  * The fault-injection and inspection API (registered only when SIM_CONTROL is on; no signature). It answers
@@ -21,14 +22,19 @@ export class ControlController {
     @Inject(SIM_CONFIG) private readonly config: SimConfig,
     private readonly state: SimStateService,
     private readonly faults: FaultRegistry,
+    private readonly callbacks: CallbackInbox,
   ) {}
 
-  /** Back to the seed: catalog, stocks, balance, pulls, pull requests, cards, ledger, the faults of SIM_FAULTS alone, the limits and clock of the settings. */
+  /**
+   * Back to the seed: catalog, stocks, balance, pulls, pull requests, cards, ledger, the faults of SIM_FAULTS
+   * alone, the limits and clock of the settings; the received callbacks are forgotten.
+   */
   @Post('reset')
   @HttpCode(200)
   reset(): { reset: true } {
     this.state.reset();
     this.faults.reset();
+    this.callbacks.clear();
     return { reset: true };
   }
 

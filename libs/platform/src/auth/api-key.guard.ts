@@ -1,9 +1,10 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { type CanActivate, type ExecutionContext, Inject, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import { SERVICE_CONFIG, type ApiClient, type Scope, type ServiceConfig } from '@cardpull/config';
 import { ApiError } from '../api-error';
+import { FleetCounters } from './fleet-counters';
 
 export const SCOPE_KEY = 'cardpull:scope';
 /** The scope a route needs (ARCHITECTURE.md "Internal REST contract": orders:write, orders:read, cards:read; and metrics:read). */
@@ -14,8 +15,8 @@ export type AuthedRequest = FastifyRequest & { apiClient: ApiClient };
 const digest = (key: string) => createHash('sha256').update(key).digest();
 
 /**
- * Finds the client of an API key (constant time over all configured keys), or undefined. Shared by the
- * guard and the /docs hook.
+ * Finds the client of an API key (constant time over all configured keys), or undefined. Used by
+ * ApiKeyCheck, the one check every route taking a key goes through.
  */
 export class ApiKeys {
   private readonly clients: { digest: Buffer; client: ApiClient }[];
@@ -43,58 +44,67 @@ export function bearerKey(header: unknown): string | null {
 const FAILED_AUTH_WINDOW_MS = 60_000;
 
 /**
- * `Authorization: Bearer <key>` against API_KEYS. Keys are compared as SHA-256 digests in constant time,
- * so neither the comparison nor a map lookup leaks how much of a key was right.
- *  - Deny by default: a route guarded here without a scope annotation (RequireScope) is refused, so a new
- *    route cannot become public by omission.
- *  - Guessing is throttled: after AUTH_FAILURES_PER_MINUTE unknown keys from one address within a minute, that
- *    address gets 429 for the rest of the minute, for any key (a valid one included, or the answers would
- *    still tell a right guess from a wrong one). Per process; a fleet multiplies the allowance.
+ * The one check of an API key, wherever a key is taken (the guard of /v1 and /metrics, the /docs hook,
+ * /health/ready): keys are compared as SHA-256 digests in constant time (ApiKeys), and guessing is
+ * throttled: after AUTH_FAILURES_PER_MINUTE unknown keys from one address within a minute (sliding), that
+ * address gets 429 for any key (a valid one included, or the answers would still tell a right guess from a
+ * wrong one) until fewer failures than that are left in the last minute. Counted across the fleet, in Redis
+ * (FleetCounters): N API processes allow what one allows. Each request costs one Redis round trip.
  */
 @Injectable()
-export class ApiKeyGuard implements CanActivate {
+export class ApiKeyCheck {
   private readonly keys: ApiKeys;
   private readonly maxFailures: number;
-  private readonly failures = new Map<string, { windowStart: number; count: number }>();
 
   constructor(
     @Inject(SERVICE_CONFIG) config: ServiceConfig,
-    private readonly reflector: Reflector,
+    @Inject(FleetCounters) private readonly counters: FleetCounters,
   ) {
     this.keys = new ApiKeys(config.API_KEYS);
     this.maxFailures = config.AUTH_FAILURES_PER_MINUTE;
   }
 
-  canActivate(context: ExecutionContext): boolean {
+  /** The client of an `Authorization: Bearer <key>` header from `address`; ApiError 401 or 429 otherwise. */
+  async client(authorization: unknown, address: string): Promise<ApiClient> {
+    const key = bearerKey(authorization);
+    const found = key ? this.keys.find(key) : undefined;
+    // One atomic step: refused if the address is over its failures; an unknown key is recorded as one.
+    const allowed = await this.counters.attempt([`auth:${address}`], [this.maxFailures], FAILED_AUTH_WINDOW_MS, key && !found ? randomUUID() : null);
+    if (!allowed) throw new ApiError(429, 'too_many_attempts', 'Too many failed authentications from this address; try again in a minute');
+    if (!key) throw new ApiError(401, 'unauthorized', 'Missing or malformed Authorization header: expected "Bearer <API key>"');
+    if (!found) throw new ApiError(401, 'unauthorized', 'Unknown API key');
+    return found;
+  }
+
+  /**
+   * For routes that answer without a key too (/health/ready): the client of a Bearer key, or null when
+   * there is none, it is unknown (counted as a failure) or the address is throttled. Never throws.
+   */
+  async optionalClient(authorization: unknown, address: string): Promise<ApiClient | null> {
+    if (!bearerKey(authorization)) return null;
+    return this.client(authorization, address).catch(() => null);
+  }
+}
+
+/**
+ * `Authorization: Bearer <key>` against API_KEYS, through ApiKeyCheck (constant time, throttled across the
+ * fleet). Deny by default: a route guarded here without a scope annotation (RequireScope) is refused, so a
+ * new route cannot become public by omission.
+ */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    @Inject(ApiKeyCheck) private readonly check: ApiKeyCheck,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const scope = this.reflector.getAllAndOverride<Scope | undefined>(SCOPE_KEY, [context.getHandler(), context.getClass()]);
     if (!scope) throw new ApiError(403, 'forbidden', 'This route declares no scope, so no key may call it');
     const request = context.switchToHttp().getRequest<AuthedRequest>();
-    const address = request.ip ?? 'unknown';
-    const now = Date.now();
-    const failed = this.failures.get(address);
-    if (failed && now - failed.windowStart < FAILED_AUTH_WINDOW_MS && failed.count >= this.maxFailures) {
-      throw new ApiError(429, 'too_many_attempts', 'Too many failed authentications from this address; try again in a minute');
-    }
-    const key = bearerKey(request.headers.authorization);
-    if (!key) throw new ApiError(401, 'unauthorized', 'Missing or malformed Authorization header: expected "Bearer <API key>"');
-    const found = this.keys.find(key);
-    if (!found) {
-      this.noteFailure(address, now);
-      throw new ApiError(401, 'unauthorized', 'Unknown API key');
-    }
+    const found = await this.check.client(request.headers.authorization, request.ip ?? 'unknown');
     if (!found.scopes.has(scope)) throw new ApiError(403, 'forbidden', `This API key lacks the scope ${scope}`);
     request.apiClient = found;
     return true;
-  }
-
-  private noteFailure(address: string, now: number): void {
-    const current = this.failures.get(address);
-    if (current && now - current.windowStart < FAILED_AUTH_WINDOW_MS) {
-      current.count++;
-      return;
-    }
-    // Bounded memory: a new window drops the entries whose window is over.
-    if (this.failures.size >= 10_000) for (const [a, f] of this.failures) if (now - f.windowStart >= FAILED_AUTH_WINDOW_MS) this.failures.delete(a);
-    if (this.failures.size < 10_000) this.failures.set(address, { windowStart: now, count: 1 });
   }
 }

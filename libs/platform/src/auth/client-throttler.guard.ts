@@ -5,7 +5,8 @@ import type { AuthedRequest } from './api-key.guard';
 /**
  * Per-client rate limit (RATE_LIMIT_PER_CLIENT per RATE_LIMIT_WINDOW_MS): runs after ApiKeyGuard, so the
  * tracker is the authenticated client, not an address (many clients share a gateway's address). Counted
- * per API process, in fixed windows (FixedWindowThrottlerStorage). Beyond the limit: 429 too_many_requests in the envelope, with Retry-After.
+ * across the fleet in fixed windows (FleetThrottlerStorage, in Redis). Beyond the limit: 429
+ * too_many_requests in the envelope, with Retry-After.
  */
 @Injectable()
 export class ClientThrottlerGuard extends ThrottlerGuard {

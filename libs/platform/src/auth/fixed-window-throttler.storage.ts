@@ -23,7 +23,9 @@ const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
  * storage keeps the expiry of every hit and filters that list on every request: with a wide window and a
  * high limit that cost grew with the rate and halved the intake (docs/BENCHMARKS.md). A fixed window lets a
  * client send up to twice the limit across a window boundary; the limit protects the service from a runaway
- * caller, so that is an acceptable trade for a constant cost.
+ * caller, so that is an acceptable trade for a constant cost. The API counts in Redis across the fleet
+ * (FleetCounters, the same rule in a script); this in-memory storage is what a process falls back to while
+ * Redis does not answer.
  */
 @Injectable()
 export class FixedWindowThrottlerStorage implements ThrottlerStorage, OnApplicationShutdown {

@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SERVICE_CONFIG, verifyAdminPasswordAsync, type AdminUser, type ServiceConfig } from '@cardpull/config';
+import { FleetCounters } from '@cardpull/platform';
 
 /** Failed logins allowed per user name and client address within the window before they are refused for a while. */
 const MAX_FAILURES = 10;
@@ -20,44 +22,36 @@ export type LoginResult = { ok: true; user: AdminUser } | { ok: false; reason: '
  * documentation's Basic auth. The scrypt runs off the event loop (verifyAdminPasswordAsync). An unknown name
  * costs the same as a wrong password (a decoy hash is checked). Failures are throttled per name and address
  * (10 in 15 minutes: keyed by both, so an attacker cannot lock an operator out from every address) and per
- * address (50 in 15 minutes, whatever the names: no spraying).
+ * address (50 in 15 minutes, whatever the names: no spraying), counted across the fleet in Redis
+ * (FleetCounters): N API processes allow what one allows. Each try is counted as a failure before the
+ * password is checked (so concurrent tries cannot all slip under the limit) and taken back if it was right.
  */
 @Injectable()
 export class AdminLogin {
   private readonly log = new Logger(AdminLogin.name);
-  private readonly failures = new Map<string, number[]>();
 
-  constructor(@Inject(SERVICE_CONFIG) private readonly config: ServiceConfig) {}
+  constructor(
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(FleetCounters) private readonly counters: FleetCounters,
+  ) {}
 
   async check(address: string, name: string, password: string): Promise<LoginResult> {
-    const now = Date.now();
-    const key = `${address}|${name}`;
-    const recent = this.recent(key, now);
-    const fromAddress = this.recent(address, now);
-    if (recent.length >= MAX_FAILURES || fromAddress.length >= MAX_ADDRESS_FAILURES) {
+    const byName = `login:${address}|${name}`;
+    const byAddress = `login:${address}`;
+    const attempt = randomUUID();
+    if (!(await this.counters.attempt([byName, byAddress], [MAX_FAILURES, MAX_ADDRESS_FAILURES], WINDOW_MS, attempt))) {
       this.log.warn({ address, user: name }, 'admin login refused: too many failures from this address');
       return { ok: false, reason: 'throttled' };
     }
     const user = this.config.ADMIN_USERS.find((u) => u.name === name);
     const valid = (await verifyAdminPasswordAsync(user ?? DECOY, password)) && !!user;
     if (!valid) {
-      this.remember(key, [...this.recent(key, now), now]);
-      this.remember(address, [...this.recent(address, now), now]);
       this.log.warn({ address, user: name }, 'admin login failed');
       return { ok: false, reason: 'invalid' };
     }
-    this.failures.delete(key);
+    // A right password clears the name's failures from this address, and is not one itself.
+    await this.counters.forget([byName], [byAddress], attempt);
     this.log.log({ address, user: user.name, role: user.role }, 'admin login');
     return { ok: true, user };
-  }
-
-  private recent(key: string, now: number): number[] {
-    return (this.failures.get(key) ?? []).filter((t) => now - t < WINDOW_MS);
-  }
-
-  private remember(key: string, times: number[]): void {
-    // Bounded memory: forget the oldest entry when too many are tracked.
-    if (this.failures.size >= 10_000 && !this.failures.has(key)) this.failures.delete(this.failures.keys().next().value!);
-    this.failures.set(key, times);
   }
 }

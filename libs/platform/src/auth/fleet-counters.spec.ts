@@ -1,0 +1,107 @@
+import Redis from 'ioredis';
+import { createTestRedis, type TestRedis } from '@cardpull/testing';
+import { FleetCounters } from './fleet-counters';
+
+/**
+ * The abuse limits' counts on a real Redis (own key prefix). Each FleetCounters has its own connection, as
+ * each API process does: what one counts, the others see.
+ */
+describe('FleetCounters (real Redis): the abuse limits counted once across the fleet', () => {
+  let redis: TestRedis;
+  const made: FleetCounters[] = [];
+  const warnings: string[] = [];
+  const counters = (client: Redis | null = new Redis(redis.url, { maxRetriesPerRequest: 1 })) => {
+    const c = new FleetCounters(client, { prefix: redis.prefix, log: { warn: (_o, m) => warnings.push(m) } });
+    made.push(c);
+    return c;
+  };
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  beforeAll(async () => {
+    redis = await createTestRedis('abuse');
+  });
+  beforeEach(async () => {
+    warnings.length = 0;
+    await redis.flush();
+  });
+  afterEach(() => {
+    for (const c of made.splice(0)) c.close();
+  });
+  afterAll(() => redis.close());
+
+  it('attempts: 3 allowed per window across two processes; the next is refused, even a look without recording; other names are apart', async () => {
+    const [a, b] = [counters(), counters()];
+    expect(await a.attempt(['auth:1.2.3.4'], [3], 60_000, 'x1')).toBe(true);
+    expect(await b.attempt(['auth:1.2.3.4'], [3], 60_000, 'x2')).toBe(true);
+    expect(await a.attempt(['auth:1.2.3.4'], [3], 60_000, 'x3')).toBe(true);
+    expect(await b.attempt(['auth:1.2.3.4'], [3], 60_000, 'x4')).toBe(false);
+    expect(await a.attempt(['auth:1.2.3.4'], [3], 60_000, null)).toBe(false);
+    expect(await a.attempt(['auth:5.6.7.8'], [3], 60_000, null)).toBe(true);
+  });
+
+  it('attempts under two names: refused when either is at its limit; forget clears one name and takes one attempt back from the other', async () => {
+    const [a, b] = [counters(), counters()];
+    for (let i = 0; i < 2; i++) expect(await a.attempt(['login:ip|alice', 'login:ip'], [2, 3], 60_000, `a${i}`)).toBe(true);
+    expect(await b.attempt(['login:ip|alice', 'login:ip'], [2, 3], 60_000, 'a2')).toBe(false);
+    expect(await b.attempt(['login:ip|bob', 'login:ip'], [2, 3], 60_000, 'b0')).toBe(true);
+    expect(await b.attempt(['login:ip|carol', 'login:ip'], [2, 3], 60_000, 'c0')).toBe(false);
+    await a.forget(['login:ip|alice'], ['login:ip'], 'b0');
+    expect(await b.attempt(['login:ip|alice', 'login:ip'], [2, 3], 60_000, 'a3')).toBe(true);
+  });
+
+  it('attempts older than the window no longer count', async () => {
+    const a = counters();
+    expect(await a.attempt(['auth:w'], [1], 200, 'x1')).toBe(true);
+    expect(await a.attempt(['auth:w'], [1], 200, 'x2')).toBe(false);
+    await sleep(300);
+    expect(await a.attempt(['auth:w'], [1], 200, 'x3')).toBe(true);
+  });
+
+  it('hits: a fixed window of 3 across two processes; the fourth is blocked for the window, with the seconds left', async () => {
+    const [a, b] = [counters(), counters()];
+    const answers = [await a.hit('rate:c', 10_000, 3, 0), await b.hit('rate:c', 10_000, 3, 0), await a.hit('rate:c', 10_000, 3, 0), await b.hit('rate:c', 10_000, 3, 0)];
+    expect(answers.map((x) => [x.totalHits, x.isBlocked])).toEqual([
+      [1, false],
+      [2, false],
+      [3, false],
+      [4, true],
+    ]);
+    expect(answers[3]!.timeToBlockExpire).toBe(10);
+    expect((await a.hit('rate:c', 10_000, 3, 0)).isBlocked).toBe(true);
+    expect((await a.hit('rate:other', 10_000, 3, 0)).isBlocked).toBe(false);
+  });
+
+  it('slots: 2 holders across two processes; a third is refused until one is given back', async () => {
+    const [a, b] = [counters(), counters()];
+    expect(await a.take('polls:shop', 'h1', 2, 30_000)).toBe(true);
+    expect(await b.take('polls:shop', 'h2', 2, 30_000)).toBe(true);
+    expect(await a.take('polls:shop', 'h3', 2, 30_000)).toBe(false);
+    expect(await a.take('polls:other', 'h4', 2, 30_000)).toBe(true);
+    await b.free('polls:shop', 'h2');
+    expect(await a.take('polls:shop', 'h5', 2, 30_000)).toBe(true);
+  });
+
+  it('a slot whose holder died (never given back) frees itself when its lease ends', async () => {
+    const dead = counters();
+    expect(await dead.take('polls:shop', 'h1', 1, 200)).toBe(true);
+    dead.close();
+    const alive = counters();
+    expect(await alive.take('polls:shop', 'h2', 1, 200)).toBe(false);
+    await sleep(300);
+    expect(await alive.take('polls:shop', 'h3', 1, 200)).toBe(true);
+  });
+
+  it('while Redis does not answer, each process counts in its own memory (the limits still hold there), with a warning', async () => {
+    // Never connected (no offline queue): every command fails at once, as with a Redis that is down.
+    const down = counters(new Redis('redis://127.0.0.1:1', { lazyConnect: true, enableOfflineQueue: false }));
+    for (let i = 0; i < 2; i++) expect(await down.attempt(['auth:x'], [2], 60_000, `x${i}`)).toBe(true);
+    expect(await down.attempt(['auth:x'], [2], 60_000, null)).toBe(false);
+    expect(await down.take('polls:shop', 'h1', 1, 30_000)).toBe(true);
+    expect(await down.take('polls:shop', 'h2', 1, 30_000)).toBe(false);
+    await down.free('polls:shop', 'h1');
+    expect(await down.take('polls:shop', 'h3', 1, 30_000)).toBe(true);
+    expect((await down.hit('rate:c', 10_000, 1, 0)).isBlocked).toBe(false);
+    expect((await down.hit('rate:c', 10_000, 1, 0)).isBlocked).toBe(true);
+    expect(warnings).toEqual([expect.stringContaining('each API process counts on its own')]);
+  });
+});
