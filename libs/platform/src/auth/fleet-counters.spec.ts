@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { createTestRedis, type TestRedis } from '@cardpull/testing';
-import { FleetCounters } from './fleet-counters';
+import { FleetCounters, leaseSize } from './fleet-counters';
 
 /**
  * The abuse limits' counts on a real Redis (own key prefix). Each FleetCounters has its own connection, as
@@ -55,6 +55,30 @@ describe('FleetCounters (real Redis): the abuse limits counted once across the f
     expect(await a.attempt(['auth:w'], [1], 200, 'x2')).toBe(false);
     await sleep(300);
     expect(await a.attempt(['auth:w'], [1], 200, 'x3')).toBe(true);
+  });
+
+  it('hits are leased a few at a time (no round trip per request): 3 processes, a limit of 1,000 a window (leases of 20), 1,500 requests between them: never more than 1,000 admitted, at most a lease per process short of it, and one Redis call per lease', async () => {
+    expect(leaseSize(1_000)).toBe(20);
+    const clients = [0, 1, 2].map(() => new Redis(redis.url, { maxRetriesPerRequest: 1 }));
+    const calls = clients.map(() => 0);
+    const procs = clients.map((c, i) => {
+      const sendCommand = c.sendCommand.bind(c);
+      c.sendCommand = ((command: { name: string }) => {
+        if (command.name === 'evalsha' || command.name === 'eval') calls[i]++;
+        return sendCommand(command as never);
+      }) as typeof c.sendCommand;
+      return counters(c);
+    });
+    const answers = await Promise.all(Array.from({ length: 1_500 }, (_, n) => procs[n % 3]!.hit('rate:default:client:shop', 60_000, 1_000, 0)));
+    const admitted = answers.filter((a) => !a.isBlocked).length;
+    expect(admitted).toBeLessThanOrEqual(1_000);
+    expect(admitted).toBeGreaterThanOrEqual(1_000 - 3 * 20);
+    // A request beyond what is left finds the key blocked for the window, in every process.
+    const after = await Promise.all(procs.map((p) => p.hit('rate:default:client:shop', 60_000, 1_000, 0)));
+    expect(after.map((a) => a.isBlocked && a.timeToBlockExpire > 0)).toEqual([true, true, true]);
+    const scripts = calls.reduce((a, b) => a + b, 0);
+    expect(scripts).toBeGreaterThanOrEqual(Math.floor(1_000 / 20));
+    expect(scripts).toBeLessThanOrEqual(Math.ceil(1_000 / 20) + 3 * 3);
   });
 
   it('hits: a fixed window of 3 across two processes; the fourth is blocked for the window, with the seconds left', async () => {

@@ -34,29 +34,49 @@ return 0
 `;
 
 /**
- * A fixed window per key (FixedWindowThrottlerStorage's rule): KEYS[1] a hash of hits, ends, blocked.
- * ARGV: window ms, limit, block ms (0: the window). Returns {hits, ms to the window's end, blocked 1/0, ms to the block's end}.
+ * ATTEMPT's look (no attempt to record), read-only: what every request with a valid key asks. KEYS: the
+ * counts. ARGV: window ms, then one limit per key. Returns 0 when every count is under its limit, else the
+ * position of a key at its limit.
  */
-const HIT = `${NOW}
+const LOOK = `${NOW}
+local from = now - tonumber(ARGV[1])
+for i, key in ipairs(KEYS) do
+  if redis.call('ZCOUNT', key, '(' .. from, '+inf') >= tonumber(ARGV[i + 1]) then return i end
+end
+return 0
+`;
+
+/**
+ * A fixed window per key (FixedWindowThrottlerStorage's rule), handed out in leases: KEYS[1] a hash of hits,
+ * ends, blocked. ARGV: window ms, limit, block ms (0: the window), hits wanted. Grants at most what is left
+ * of the window's limit (the hits are counted when granted); when nothing is left, the request that found
+ * it so is the one over the limit and the key is blocked. Returns {hits granted, ms to the window's end,
+ * ms to the block's end (0: not blocked), hits counted in the window}.
+ */
+const LEASE = `${NOW}
 local ttl = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
 local w = redis.call('HMGET', KEYS[1], 'hits', 'ends', 'blocked')
 local hits, ends, blocked = tonumber(w[1]) or 0, tonumber(w[2]) or 0, tonumber(w[3]) or 0
-if blocked > now then return {hits, math.max(0, ends - now), 1, blocked - now} end
+if blocked > now then return {0, math.max(0, ends - now), blocked - now, hits} end
 if ends <= now then
   hits = 0
   ends = now + ttl
 end
-hits = hits + 1
-if hits > tonumber(ARGV[2]) then
+local grant = math.min(tonumber(ARGV[4]), limit - hits)
+if grant <= 0 then
+  grant = 0
+  hits = hits + 1
   local block = tonumber(ARGV[3])
   if block <= 0 then block = ttl end
   blocked = now + block
   ends = math.min(ends, blocked)
+else
+  hits = hits + grant
 end
 redis.call('HSET', KEYS[1], 'hits', hits, 'ends', ends, 'blocked', blocked)
 redis.call('PEXPIRE', KEYS[1], math.max(ends, blocked) - now + 1000)
-if blocked > now then return {hits, ends - now, 1, blocked - now} end
-return {hits, ends - now, 0, 0}
+return {grant, ends - now, math.max(0, blocked - now), hits}
 `;
 
 /**
@@ -81,6 +101,18 @@ export interface ThrottlerRecord {
 }
 
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
+
+/** Hits of a rate limit a process takes from Redis at once: 1/50 of the limit, 1 to 100. */
+export const leaseSize = (limit: number): number => Math.max(1, Math.min(100, Math.floor(limit / 50)));
+
+/** A lease of a window's hits (see LEASE), on this process's clock. */
+interface Lease {
+  left: number;
+  /** The window's hits counted in Redis when the lease was granted (this lease's included). */
+  hits: number;
+  endsAt: number;
+  blockedUntil: number;
+}
 
 /**
  * The same counts in this process's memory: what each process falls back to while Redis does not answer
@@ -142,7 +174,8 @@ class LocalCounters {
 
 type Scripts = (Redis | Cluster) & {
   abuseAttempt(...args: (string | number)[]): Promise<number>;
-  abuseHit(...args: (string | number)[]): Promise<[number, number, number, number]>;
+  abuseLook(...args: (string | number)[]): Promise<number>;
+  abuseLease(...args: (string | number)[]): Promise<[number, number, number, number]>;
   abuseTake(...args: (string | number)[]): Promise<number>;
 };
 
@@ -165,6 +198,9 @@ const LOST = new Set(['close', 'reconnecting', 'end']);
 export class FleetCounters {
   private readonly redis: Scripts | null;
   private readonly local = new LocalCounters();
+  /** The rate limit's hits this process leased and has not spent yet, per key (hit()). */
+  private readonly leases = new Map<string, Lease>();
+  private readonly leasing = new Map<string, Promise<ThrottlerRecord>>();
   /** Slots this process took in memory while Redis did not answer: they are given back there. */
   private readonly localSlots = new Set<string>();
   private lastWarning = 0;
@@ -175,7 +211,8 @@ export class FleetCounters {
   ) {
     if (redis) {
       redis.defineCommand('abuseAttempt', { lua: ATTEMPT });
-      redis.defineCommand('abuseHit', { numberOfKeys: 1, lua: HIT });
+      redis.defineCommand('abuseLook', { lua: LOOK, readOnly: true });
+      redis.defineCommand('abuseLease', { numberOfKeys: 1, lua: LEASE });
       redis.defineCommand('abuseTake', { numberOfKeys: 1, lua: TAKE });
     }
     this.redis = redis as Scripts | null;
@@ -193,7 +230,7 @@ export class FleetCounters {
   async attempt(names: string[], limits: number[], windowMs: number, member: string | null): Promise<boolean> {
     const keys = names.map((n) => this.key(n));
     const over = await this.guarded(
-      (r) => r.abuseAttempt(keys.length, ...keys, windowMs, member ?? '', ...limits),
+      (r) => (member === null ? r.abuseLook(keys.length, ...keys, windowMs, ...limits) : r.abuseAttempt(keys.length, ...keys, windowMs, member, ...limits)),
       () => this.local.attempt(keys, limits, windowMs, member),
     );
     return Number(over) === 0;
@@ -214,16 +251,54 @@ export class FleetCounters {
     );
   }
 
-  /** One request in a fixed window of `ttlMs` per name (the per-client rate limit; see HIT). */
+  /**
+   * One request in a fixed window of `ttlMs` per name (the per-client rate limit). Not a round trip per
+   * request: the process takes the window's hits from Redis in leases of leaseSize(limit) (LEASE) and
+   * spends them here, so the fleet never admits more than `limit` in a window; hits a process leased and
+   * did not spend before the window ended are lost (a client may meet the limit up to a lease per process
+   * early: 1/50 of the limit at most, a single hit for limits under 100). A block Redis answered is kept
+   * here until it ends.
+   */
   async hit(name: string, ttlMs: number, limit: number, blockMs: number): Promise<ThrottlerRecord> {
     const key = this.key(name);
-    return this.guarded(
+    const now = Date.now();
+    const held = this.leases.get(key);
+    if (held && now < held.endsAt) {
+      if (held.blockedUntil > now) return { totalHits: limit + 1, timeToExpire: seconds(held.endsAt - now), isBlocked: true, timeToBlockExpire: seconds(held.blockedUntil - now) };
+      if (held.left > 0) {
+        held.left--;
+        return { totalHits: held.hits - held.left, timeToExpire: seconds(held.endsAt - now), isBlocked: false, timeToBlockExpire: 0 };
+      }
+    }
+    // One lease asked at a time per key: the requests that find it spent meanwhile wait for it.
+    const asking = this.leasing.get(key);
+    if (asking) {
+      await asking;
+      return this.hit(name, ttlMs, limit, blockMs);
+    }
+    const leased = this.guarded(
       async (r) => {
-        const [hits, toEnd, blocked, toBlockEnd] = await r.abuseHit(key, ttlMs, limit, blockMs);
-        return { totalHits: Number(hits), timeToExpire: seconds(Number(toEnd)), isBlocked: Number(blocked) === 1, timeToBlockExpire: seconds(Number(toBlockEnd)) };
+        const [granted, toEnd, toBlockEnd, hits] = (await r.abuseLease(key, ttlMs, limit, blockMs, leaseSize(limit))).map(Number) as [number, number, number, number];
+        const at = Date.now();
+        // The first granted hit is this request's; the rest are spent by the next ones.
+        this.remember(key, { left: Math.max(0, granted - 1), hits, endsAt: at + Math.max(toEnd, toBlockEnd), blockedUntil: toBlockEnd > 0 ? at + toBlockEnd : 0 });
+        return granted > 0
+          ? { totalHits: hits - Math.max(0, granted - 1), timeToExpire: seconds(toEnd), isBlocked: false, timeToBlockExpire: 0 }
+          : { totalHits: Math.max(hits, limit + 1), timeToExpire: seconds(toEnd), isBlocked: true, timeToBlockExpire: seconds(toBlockEnd) };
       },
       () => this.local.hit(key, ttlMs, limit, blockMs),
     );
+    this.leasing.set(key, leased);
+    try {
+      return await leased;
+    } finally {
+      this.leasing.delete(key);
+    }
+  }
+
+  private remember(key: string, lease: Lease): void {
+    if (this.leases.size >= 10_000 && !this.leases.has(key)) this.leases.delete(this.leases.keys().next().value!);
+    this.leases.set(key, lease);
   }
 
   /**
@@ -292,7 +367,7 @@ export class FleetCounters {
 
 /**
  * The per-client rate limit's storage for @nestjs/throttler (RATE_LIMIT_PER_CLIENT per RATE_LIMIT_WINDOW_MS):
- * fixed windows counted across the fleet (FleetCounters.hit), O(1) per request.
+ * fixed windows counted across the fleet (FleetCounters.hit), leased from Redis a few hits at a time.
  */
 export class FleetThrottlerStorage implements ThrottlerStorage {
   constructor(private readonly counters: FleetCounters) {}
