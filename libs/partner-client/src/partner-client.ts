@@ -322,20 +322,31 @@ function parseJson(text: string): unknown {
   }
 }
 
-function transportFailure<T>(error: unknown): PartnerOutcome<T> {
+/**
+ * Errors of the connect step: raised before a byte of the request was written, so the partner never saw
+ * the call (a refused connection, a name that does not resolve, a handshake that never finished). Errors
+ * that may come after the request was written (ECONNRESET, EHOSTUNREACH or ETIMEDOUT on a live socket, a
+ * socket closed mid-answer) are not here: those calls may have started work.
+ */
+const NOT_CONNECTED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** What a call that threw (no HTTP answer) means: a timeout, a connection never made, or one broken. */
+export function transportFailure<T>(error: unknown): PartnerOutcome<T> {
   const err = error as { name?: string; code?: string; message?: string };
+  if (err.code !== undefined && NOT_CONNECTED_CODES.has(err.code)) {
+    return { kind: 'unknown', reason: 'not_connected', message: `partner not reached, nothing was sent: ${err.code} ${err.message ?? ''}`.trim() };
+  }
   const timeout =
     err.name === 'TimeoutError' ||
     err.name === 'AbortError' ||
     err.code === 'UND_ERR_HEADERS_TIMEOUT' ||
     err.code === 'UND_ERR_BODY_TIMEOUT' ||
-    err.code === 'UND_ERR_CONNECT_TIMEOUT' ||
     err.code === 'UND_ERR_ABORTED';
   if (timeout) return { kind: 'unknown', reason: 'timeout', message: `partner call timed out (${err.message ?? err.name})` };
   if (err.code === 'BODY_TOO_LARGE') return { kind: 'unknown', reason: 'unparseable', message: 'partner answer too large' };
   return {
     kind: 'unknown',
     reason: 'network',
-    message: `partner unreachable or connection broken: ${err.code ?? err.name ?? 'error'} ${err.message ?? ''}`.trim(),
+    message: `partner connection broken: ${err.code ?? err.name ?? 'error'} ${err.message ?? ''}`.trim(),
   };
 }
