@@ -243,8 +243,10 @@ export class PartnerClient {
       ...(resigned ? { resigned: true as const } : {}),
     };
     this.opts.onCall?.(event);
-    // Never log bodies (cards) nor headers (signature): the event carries what an operator needs.
-    if (outcome.kind === 'success') this.opts.logger?.debug({ partnerCall: event }, `partner ${endpoint} ok`);
+    // Never log bodies (cards) nor headers (signature): the event carries what an operator needs. A pull
+    // call's answer (it carries a request ID) is logged once, by its caller, with what it decided and when
+    // the ID is asked next (the worker's PartnerAsk): here only at debug.
+    if (outcome.kind === 'success' || requestId) this.opts.logger?.debug({ partnerCall: event }, `partner ${endpoint}: ${outcome.kind}`);
     else this.opts.logger?.warn({ partnerCall: event }, `partner ${endpoint}: ${outcome.kind}`);
     return outcome;
   }
