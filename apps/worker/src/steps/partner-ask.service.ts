@@ -67,7 +67,7 @@ export class PartnerAsk {
     };
     const said = `${facts.classification}${facts.httpStatus !== undefined ? ` (HTTP ${facts.httpStatus})` : ''}`;
     const then = nextAskInMs === null ? (result.kind === 'done' ? result.reason : 'done') : `${next} in ${(nextAskInMs / 1000).toFixed(1)} s`;
-    const message = `partner answer to ${sent} of request ID ${attempt.requestId}: ${said}; ${decision.rule}; next: ${then}`;
+    const message = `partner answer to ${sent} of request ID ${attempt.requestId}: ${said} -> ${decision.rule}; next: ${then}`;
     this.log[LEVEL[facts.answer === 'success' && decision.kind !== 'store_card' ? 'pending' : facts.answer === 'unknown' && facts.classification === 'in_progress' ? 'in_progress' : facts.answer]](line, message);
   }
 
