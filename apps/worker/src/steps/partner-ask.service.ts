@@ -50,8 +50,10 @@ export class PartnerAsk {
    */
   private logAnswer(order: OrderRow, attempt: AttemptRow, sent: Sent, answer: Answer, decision: Decision, result: StepResult, reconciling: boolean): void {
     const facts = answerFacts(answer, decision);
-    const next = result.kind === 'next' ? result.step : result.kind === 'delay' ? sent : null;
-    const nextAskInMs = result.kind === 'done' ? null : Math.round(result.delayMs);
+    // An ID the reconciler asks and leaves as it was is asked again at its next pass, not by a step.
+    const byReconciler = reconciling && result.kind === 'delay';
+    const next = byReconciler ? null : result.kind === 'next' ? result.step : result.kind === 'delay' ? sent : null;
+    const nextAskInMs = byReconciler || result.kind === 'done' ? null : Math.round(result.delayMs);
     const line = {
       partnerAnswer: {
         orderId: order.id,
@@ -66,9 +68,10 @@ export class PartnerAsk {
       },
     };
     const said = `${facts.classification}${facts.httpStatus !== undefined ? ` (HTTP ${facts.httpStatus})` : ''}`;
-    const then = nextAskInMs === null ? (result.kind === 'done' ? result.reason : 'done') : `${next} in ${(nextAskInMs / 1000).toFixed(1)} s`;
+    const then = byReconciler ? 'the reconciler’s next pass' : nextAskInMs === null ? (result.kind === 'done' ? result.reason : 'done') : `${next} in ${(nextAskInMs / 1000).toFixed(1)} s`;
     const message = `partner answer to ${sent} of request ID ${attempt.requestId}: ${said} -> ${decision.rule}; next: ${then}`;
-    this.log[LEVEL[facts.answer === 'success' && decision.kind !== 'store_card' ? 'pending' : facts.answer === 'unknown' && facts.classification === 'in_progress' ? 'in_progress' : facts.answer]](line, message);
+    const loudness = facts.answer === 'success' && decision.kind !== 'store_card' ? 'pending' : facts.answer === 'unknown' && facts.classification === 'in_progress' ? 'in_progress' : facts.answer;
+    this.log[LEVEL[loudness]](line, message);
   }
 
   private call(order: OrderRow, attempt: AttemptRow, sent: Sent, permit?: CallPermit): Promise<Answer> {
