@@ -81,7 +81,7 @@ describe('a partner that refuses the connection (nothing was sent): re-sent afte
   });
   afterAll(() => api?.close());
 
-  it('the waits go 300, 300, 600, 1200 ms..., never past SYNC_RETRY_INTERVAL_MS; once the partner is back, the same ID gets the card', async () => {
+  it('the waits go 300, 300, 600, 1200 ms..., never past SYNC_RETRY_INTERVAL_MS (an async creation is sent again the same way); once the partner is back, the same IDs get the cards', async () => {
     // A port where nothing listens: every connection is refused.
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -90,7 +90,9 @@ describe('a partner that refuses the connection (nothing was sent): re-sent afte
     const shared = { db: api.db, sim: api.sim, api: false, env: { ...TIMINGS, REDIS_PREFIX: api.env.REDIS_PREFIX } };
     const cutOff = await startStack({ ...shared, env: { ...shared.env, PARTNER_BASE_URL: `http://127.0.0.1:${port}` } });
     const { id, requestId } = await createOrder(api, { gift_card_code: 'NOVA-GAMES-FREE', amount: 1500 });
+    const asyncOrder = await createOrder(api, { gift_card_code: 'NOVA-GAMES-FREE', amount: 1500, mode: 'async' });
     const waits = new Map<number, number>();
+    const min = Number(TIMINGS.RETRY_MIN_DELAY_MS);
     try {
       await waitFor('the re-sends to reach SYNC_RETRY_INTERVAL_MS', async () => {
         const s = await scheduled(api.db.url, id);
@@ -98,11 +100,18 @@ describe('a partner that refuses the connection (nothing was sent): re-sent afte
         waits.set(s.stepSeq, s.delayMs);
         return s.delayMs === api.config.SYNC_RETRY_INTERVAL_MS;
       }, 15_000, 10);
+      // An async creation that never reached the partner is created again, same ID, on the same short waits (not polled).
+      const created = await waitFor('the async order to schedule its creation again', async () => {
+        const s = await scheduled(api.db.url, asyncOrder.id);
+        return !s.leased && s.errorCode === 'not_connected' ? s : null;
+      }, 10_000, 10);
+      expect(created).toMatchObject({ nextStep: 'async_create', state: 'unknown' });
+      expect(created.delayMs).toBeGreaterThanOrEqual(min);
+      expect(created.delayMs).toBeLessThanOrEqual(api.config.SYNC_RETRY_INTERVAL_MS);
     } finally {
       await cutOff.close();
     }
     const seen = [...waits.entries()].sort(([a], [b]) => a - b).map(([, ms]) => ms);
-    const min = Number(TIMINGS.RETRY_MIN_DELAY_MS);
     expect(seen[0]).toBe(min);
     // Each wait is as long as the ID has gone unanswered (so it doubles), between the minimum and the interval.
     for (const [i, ms] of seen.entries()) {
@@ -110,14 +119,17 @@ describe('a partner that refuses the connection (nothing was sent): re-sent afte
       expect(ms).toBeLessThanOrEqual(api.config.SYNC_RETRY_INTERVAL_MS);
     }
     expect(seen.some((ms) => ms >= 2 * min && ms < api.config.SYNC_RETRY_INTERVAL_MS)).toBe(true);
-    expect((await api.sim.control.ledger()).requests.filter((r) => r.request_id === requestId)).toEqual([]);
+    const ledgerOf = async (ids: string[]) => (await api.sim.control.ledger()).requests.filter((r) => ids.includes(r.request_id ?? ''));
+    expect(await ledgerOf([requestId, asyncOrder.requestId])).toEqual([]);
 
     const back = await startStack(shared);
     try {
-      const order = await waitForOrder(api, id, undefined, 20_000);
-      expect(order.status).toBe('completed');
-      expect(order.attempts.map((a: { request_id: string }) => a.request_id)).toEqual([requestId]);
-      expect((await api.sim.control.ledger()).cards.filter((c) => c.request_id === requestId)).toHaveLength(1);
+      for (const o of [{ id, requestId }, asyncOrder]) {
+        const order = await waitForOrder(api, o.id, undefined, 20_000);
+        expect(order.status).toBe('completed');
+        expect(order.attempts.map((a: { request_id: string }) => a.request_id)).toEqual([o.requestId]);
+        expect((await api.sim.control.ledger()).cards.filter((c) => c.request_id === o.requestId)).toHaveLength(1);
+      }
     } finally {
       await back.close();
     }

@@ -1,6 +1,5 @@
 import type { OrderStatus } from '@cardpull/db';
-import type { Card, DefinitiveCode } from '@cardpull/partner-client';
-import type { UnknownReason } from '@cardpull/partner-client';
+import type { Card, DefinitiveCode, UnknownReason } from '@cardpull/partner-client';
 import type { AttemptFacts, DecisionInput, DecisionTimings, Step } from './decision.types';
 
 // What the decision reads off an order and its attempt, and its clocks (pure helpers of decide.ts).
