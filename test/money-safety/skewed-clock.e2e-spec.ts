@@ -7,7 +7,7 @@ import { expectInvariants } from '@cardpull/testing';
  * the settle window, the waiting deadline, leases, next steps) are measured by the database's clock. A
  * worker whose wall clock is minutes ahead must neither send an order to needs_attention early nor write a
  * next step minutes late: here it is the only worker, and an unknown outcome (a 503) must still be retried
- * with the same request ID after SYNC_RETRY_FIRST_DELAY_MS, within the 20 s window, and complete.
+ * with the same request ID after SYNC_RETRY_INTERVAL_MS, within the 20 s window, and complete.
  */
 describe('deadlines use the database’s clock: a worker whose clock is minutes off decides on time', () => {
   const stack = useStack({ worker: false, beforeClose: expectInvariants });
@@ -29,9 +29,9 @@ describe('deadlines use the database’s clock: a worker whose clock is minutes 
       expect(order.attempts.map((a: { request_id: string }) => a.request_id)).toEqual([requestId]);
       const posts = (await stack.sim.control.ledger()).requests.filter((r) => r.method === 'POST' && r.request_id === requestId);
       expect(posts.map((p) => p.status)).toEqual([503, 200]);
-      // The retry came after SYNC_RETRY_FIRST_DELAY_MS by the database's clock: not an hour late, not at once.
+      // The retry came after SYNC_RETRY_INTERVAL_MS (a 503's wait) by the database's clock: not an hour late, not at once.
       const gap = Date.parse(posts[1]!.at) - Date.parse(posts[0]!.at);
-      expect(gap).toBeGreaterThanOrEqual(stack.config.SYNC_RETRY_FIRST_DELAY_MS - 50);
+      expect(gap).toBeGreaterThanOrEqual(stack.config.SYNC_RETRY_INTERVAL_MS - 50);
       expect(gap).toBeLessThan(10_000);
     } finally {
       await worker.stop();

@@ -156,7 +156,7 @@ describe('a value that is not known is left out of the scrape, never exported as
     expect(valueOf(samples, 'cardpull_partner_circuit_open')).toBe(0);
     // The scrape itself asked for the balance (cached probe); the next scrape counts that call.
     const again = (await scrape(stack.apiUrl)).samples;
-    expect(valueOf(again, 'cardpull_partner_calls_total', { endpoint: 'getBalance', outcome: 'unknown', reason: 'network' })).toBeGreaterThanOrEqual(1);
+    expect(valueOf(again, 'cardpull_partner_calls_total', { endpoint: 'getBalance', outcome: 'unknown', reason: 'not_connected' })).toBeGreaterThanOrEqual(1);
     expect(again.has('cardpull_partner_balance')).toBe(false);
   });
 });

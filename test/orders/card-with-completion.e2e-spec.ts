@@ -49,7 +49,7 @@ describe('invariant 3: a card is stored with its order’s completion, or not at
         const posts = ledger.requests.filter((r) => r.method === 'POST' && r.request_id === requestId);
         return posts.length >= 2 && stepFailures(id).length >= 2 && ledger.cards.some((c) => c.request_id === requestId);
       }, 20_000);
-      expect(stepFailures(id).map((l) => l.err)).toEqual(expect.arrayContaining([expect.stringContaining(`${table} refused`)]));
+      expect(stepFailures(id).map((l) => (l.err as { message?: string }).message)).toEqual(expect.arrayContaining([expect.stringContaining(`${table} refused`)]));
       // Nothing of the completion is visible: no card stored, the order not completed, no other request ID.
       expect(await cardsOfOrder(id)).toEqual([]);
       const during = (await stack.call('GET', `/v1/orders/${id}`)).body.order;

@@ -75,8 +75,10 @@ describe('classification of sync pull answers', () => {
       expect(order.card.id).toBe(issued[0]!.id);
     });
 
-    it('waits SYNC_RETRY_FIRST_DELAY_MS before the first same-ID retry, then SYNC_RETRY_INTERVAL_MS', async () => {
-      await stack.sim.control.addFault({ endpoint: 'cards', mode: 'error_before_issue', status: 503, gift_card_codes: ['NOVA-GAMES-FREE'], times: 2 });
+    it('a timeout waits SYNC_RETRY_FIRST_DELAY_MS before the same-ID re-send, a 503 then SYNC_RETRY_INTERVAL_MS (retry-timings.e2e-spec.ts: every answer)', async () => {
+      // The first send hangs past the timeout (the card is issued meanwhile), the re-send is refused 503, the third gets the card.
+      await stack.sim.control.addFault({ endpoint: 'cards', mode: 'hang', latency_ms: 3000, gift_card_codes: ['NOVA-GAMES-FREE'], times: 1 });
+      await stack.sim.control.addFault({ endpoint: 'cards', mode: 'error_before_issue', status: 503, gift_card_codes: ['NOVA-GAMES-FREE'], times: 1 });
       const { id, requestId } = await createOrder(stack, { gift_card_code: 'NOVA-GAMES-FREE', amount: 1600 });
       await waitForOrder(stack, id);
       const at = (await requestsFor(requestId)).map((r) => Date.parse(r.at));

@@ -81,7 +81,7 @@ describe('Network error (connection reset after the card was issued) -> unknown/
   });
 });
 
-describe('Network error (partner unreachable: connection refused) -> unknown/network', () => {
+describe('Partner unreachable (connection refused: nothing was sent) -> unknown/not_connected', () => {
   it('a base URL where nothing listens', async () => {
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -90,10 +90,10 @@ describe('Network error (partner unreachable: connection refused) -> unknown/net
     const nowhere = clientFor(sim, { baseUrl: `http://127.0.0.1:${port}` });
     expect(await nowhere.createCard(randomUUID(), 'ACME-BOOKS-FIXED', 1000)).toMatchObject({
       kind: 'unknown',
-      reason: 'network',
+      reason: 'not_connected',
       message: expect.stringContaining('ECONNREFUSED'),
     });
-    expect(await nowhere.getBalance()).toMatchObject({ kind: 'unknown', reason: 'network' });
+    expect(await nowhere.getBalance()).toMatchObject({ kind: 'unknown', reason: 'not_connected' });
   });
 });
 

@@ -10,13 +10,13 @@ function stepFailures(logs: string[]): string[] {
   return logs
     .map((line) => {
       try {
-        return JSON.parse(line) as { context?: string; msg?: string; err?: string };
+        return JSON.parse(line) as { context?: string; msg?: string; err?: { message?: string } };
       } catch {
         return null;
       }
     })
     .filter((l) => l?.context === 'OrderStepsProcessor' && /failed/.test(l.msg ?? ''))
-    .map((l) => `${l!.msg}: ${l!.err}`);
+    .map((l) => `${l!.msg}: ${l!.err?.message}`);
 }
 
 /**

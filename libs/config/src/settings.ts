@@ -99,8 +99,16 @@ const serviceObject = z.object({
     PARTNER_POLL_MAX_YIELD_MS: timing(5_000),
     /** Without Retry-After, a 429 halves the kind's rate, never below this many calls per second; it then recovers additively. */
     PARTNER_BACKOFF_FLOOR_PER_SECOND: intSetting(1, 1, 100_000),
+    /** Same-ID re-send of a sync pull after a timeout or an interrupted call (the partner may still be working): the spec's minute. */
     SYNC_RETRY_FIRST_DELAY_MS: timing(60_000),
+    /** Same-ID re-send of a sync pull after "come back later", a 5xx, a reset, a 429 without Retry-After, an unreadable answer. */
     SYNC_RETRY_INTERVAL_MS: timing(10_000, 1),
+    /**
+     * The shortest wait before a request ID is asked again: after a call that never reached the partner
+     * (connection refused, DNS failure), doubling from it up to SYNC_RETRY_INTERVAL_MS; and the floor under a
+     * Retry-After of 0. Never more than SYNC_RETRY_INTERVAL_MS.
+     */
+    RETRY_MIN_DELAY_MS: timing(1_000, 1),
     ASYNC_POLL_FIRST_DELAY_MS: timing(2_000),
     ASYNC_POLL_INTERVAL_MIN_MS: timing(5_000, 1),
     ASYNC_POLL_INTERVAL_MAX_MS: timing(10_000, 1),

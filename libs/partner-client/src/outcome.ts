@@ -17,7 +17,10 @@ export type DefinitiveCode = 'gift_card_not_found' | 'invalid_amount' | 'out_of_
 
 export type UnknownReason =
   | 'timeout'
+  /** The connection broke after the request may have been written (a reset, a socket closed mid-answer). */
   | 'network'
+  /** No connection was ever made (refused, DNS failure, connect timeout): the request was never written. */
+  | 'not_connected'
   | 'server_error'
   | 'rate_limited'
   | 'in_progress'

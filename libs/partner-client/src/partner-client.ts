@@ -246,8 +246,10 @@ export class PartnerClient {
       ...(permit?.checkedAt !== undefined ? { gateCheckedAtMs: permit.checkedAt } : {}),
     };
     this.opts.onCall?.(event);
-    // Never log bodies (cards) nor headers (signature): the event carries what an operator needs.
-    if (outcome.kind === 'success') this.opts.logger?.debug({ partnerCall: event }, `partner ${endpoint} ok`);
+    // Never log bodies (cards) nor headers (signature): the event carries what an operator needs. A pull
+    // call's answer (it carries a request ID) is logged once, by its caller, with what it decided and when
+    // the ID is asked next (the worker's PartnerAsk): here only at debug.
+    if (outcome.kind === 'success' || requestId) this.opts.logger?.debug({ partnerCall: event }, `partner ${endpoint}: ${outcome.kind}`);
     else this.opts.logger?.warn({ partnerCall: event }, `partner ${endpoint}: ${outcome.kind}`);
     return outcome;
   }
@@ -325,20 +327,31 @@ function parseJson(text: string): unknown {
   }
 }
 
-function transportFailure<T>(error: unknown): PartnerOutcome<T> {
+/**
+ * Errors of the connect step: raised before a byte of the request was written, so the partner never saw
+ * the call (a refused connection, a name that does not resolve, a handshake that never finished). Errors
+ * that may come after the request was written (ECONNRESET, EHOSTUNREACH or ETIMEDOUT on a live socket, a
+ * socket closed mid-answer) are not here: those calls may have started work.
+ */
+const NOT_CONNECTED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** What a call that threw (no HTTP answer) means: a timeout, a connection never made, or one broken. */
+export function transportFailure<T>(error: unknown): PartnerOutcome<T> {
   const err = error as { name?: string; code?: string; message?: string };
+  if (err.code !== undefined && NOT_CONNECTED_CODES.has(err.code)) {
+    return { kind: 'unknown', reason: 'not_connected', message: `partner not reached, nothing was sent: ${err.code} ${err.message ?? ''}`.trim() };
+  }
   const timeout =
     err.name === 'TimeoutError' ||
     err.name === 'AbortError' ||
     err.code === 'UND_ERR_HEADERS_TIMEOUT' ||
     err.code === 'UND_ERR_BODY_TIMEOUT' ||
-    err.code === 'UND_ERR_CONNECT_TIMEOUT' ||
     err.code === 'UND_ERR_ABORTED';
   if (timeout) return { kind: 'unknown', reason: 'timeout', message: `partner call timed out (${err.message ?? err.name})` };
   if (err.code === 'BODY_TOO_LARGE') return { kind: 'unknown', reason: 'unparseable', message: 'partner answer too large' };
   return {
     kind: 'unknown',
     reason: 'network',
-    message: `partner unreachable or connection broken: ${err.code ?? err.name ?? 'error'} ${err.message ?? ''}`.trim(),
+    message: `partner connection broken: ${err.code ?? err.name ?? 'error'} ${err.message ?? ''}`.trim(),
   };
 }

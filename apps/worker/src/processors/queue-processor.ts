@@ -44,8 +44,10 @@ export abstract class QueueProcessor<Q extends QueueName> implements OnApplicati
       ...options,
     });
     this.worker.on('error', (err) => this.log.warn({ err: err.message }, `${this.queue} worker: Redis error`));
+    // Only our own failures get here (a bug, the database down): a partner's answer never throws. With the
+    // stack, at error: these are the lines to read first.
     this.worker.on('failed', (job, err) => {
-      if (job) this.log.warn({ ...job.data, jobId: job.id, attempt: job.attemptsMade, err: err.message }, `${this.jobNoun} failed; retrying`);
+      if (job) this.log.error({ ...job.data, jobId: job.id, attempt: job.attemptsMade, err }, `${this.jobNoun} failed: ${err.message}; retrying`);
     });
     this.log.log(`${this.queue} worker started (concurrency ${options.concurrency}, lock ${options.lockDuration} ms)`);
   }

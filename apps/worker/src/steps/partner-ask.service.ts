@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { PartnerClient, type CallPermit } from '@cardpull/partner-client';
 import type { AttemptRow, DbClock, OrderRow } from '@cardpull/orders';
 import { decide, type Answer, type Decision, type Sent } from './decision';
@@ -17,6 +17,8 @@ export interface Asked {
  */
 @Injectable()
 export class PartnerAsk {
+  private readonly log = new Logger(PartnerAsk.name);
+
   constructor(
     private readonly partner: PartnerClient,
     private readonly applier: DecisionApplier,
@@ -37,7 +39,39 @@ export class PartnerAsk {
   async settle(order: OrderRow, attempt: AttemptRow, sent: Sent, answer: Answer, now: number, opts: { reconciling?: boolean; actor?: string } = {}): Promise<Asked> {
     const decision = decide({ order, attempt, sent, answer, now, timings: this.applier.config, ...(opts.reconciling ? { reconciling: true } : {}) });
     const result = await this.applier.apply(order, attempt, decision, opts.actor);
+    this.logAnswer(order, attempt, sent, answer, decision, result, opts.reconciling === true);
     return { result, decision };
+  }
+
+  /**
+   * One line per partner answer about a request ID, with what it meant and when the ID is asked next: an
+   * expected answer (a timeout, a 5xx, a reset, a 429, "come back later", an unreadable body) is part of the
+   * partner's life, never a stack. Our own failures are thrown and logged, with their stack, by the processor.
+   */
+  private logAnswer(order: OrderRow, attempt: AttemptRow, sent: Sent, answer: Answer, decision: Decision, result: StepResult, reconciling: boolean): void {
+    const facts = answerFacts(answer, decision);
+    // An ID the reconciler asks and leaves as it was is asked again at its next pass, not by a step.
+    const byReconciler = reconciling && result.kind === 'delay';
+    const next = byReconciler ? null : result.kind === 'next' ? result.step : result.kind === 'delay' ? sent : null;
+    const nextAskInMs = byReconciler || result.kind === 'done' ? null : Math.round(result.delayMs);
+    const line = {
+      partnerAnswer: {
+        orderId: order.id,
+        requestId: attempt.requestId,
+        step: sent,
+        ...facts,
+        rule: decision.rule,
+        nextStep: next,
+        nextAskInMs,
+        ...(result.kind === 'done' ? { outcome: result.reason } : {}),
+        ...(reconciling ? { reconciling: true } : {}),
+      },
+    };
+    const said = `${facts.classification}${facts.httpStatus !== undefined ? ` (HTTP ${facts.httpStatus})` : ''}`;
+    const then = byReconciler ? 'the reconciler’s next pass' : nextAskInMs === null ? (result.kind === 'done' ? result.reason : 'done') : `${next} in ${(nextAskInMs / 1000).toFixed(1)} s`;
+    const message = `partner answer to ${sent} of request ID ${attempt.requestId}: ${said} -> ${decision.rule}; next: ${then}`;
+    const loudness = facts.answer === 'success' && decision.kind !== 'store_card' ? 'pending' : facts.answer === 'unknown' && facts.classification === 'in_progress' ? 'in_progress' : facts.answer;
+    this.log[LEVEL[loudness]](line, message);
   }
 
   private call(order: OrderRow, attempt: AttemptRow, sent: Sent, permit?: CallPermit): Promise<Answer> {
@@ -49,5 +83,49 @@ export class PartnerAsk {
       case 'async_poll':
         return this.partner.getPullRequest(attempt.requestId, permit);
     }
+  }
+}
+
+/**
+ * How loud each answer is: a card, "come back later", a business answer or a 404 are the partner's normal
+ * word (info); a pending pull request is routine polling (debug); a timeout, 5xx, reset, 429 or an answer we
+ * cannot read, and refused credentials, say something is off at the partner (warn). Never error: that is
+ * for our own failures (and the alerts: needs attention, surplus or mismatched cards).
+ */
+const LEVEL = {
+  success: 'log',
+  pending: 'debug',
+  in_progress: 'log',
+  definitive: 'log',
+  request_id_used: 'log',
+  not_found: 'log',
+  credentials: 'warn',
+  unknown: 'warn',
+  interrupted: 'warn',
+} as const satisfies Record<Answer['kind'] | 'pending' | 'in_progress', 'debug' | 'log' | 'warn'>;
+
+/** What the partner said, as the log line names it: never a card's code or PIN, never a body. */
+function answerFacts(answer: Answer, decision: Decision): { answer: Answer['kind']; classification: string; httpStatus?: number; code?: string; retryAfterMs?: number; message?: string } {
+  switch (answer.kind) {
+    case 'interrupted':
+      return { answer: 'interrupted', classification: 'interrupted', message: `the worker that sent it at ${answer.sentAt.toISOString()} stopped before recording its answer` };
+    case 'success': {
+      const value = answer.value as { status?: unknown };
+      const classification = decision.kind === 'store_card' ? 'card' : typeof value.status === 'string' ? `pull request ${value.status}` : 'success';
+      return { answer: 'success', classification, httpStatus: answer.httpStatus };
+    }
+    case 'unknown':
+      return {
+        answer: 'unknown',
+        classification: answer.reason,
+        ...(answer.httpStatus !== undefined ? { httpStatus: answer.httpStatus } : {}),
+        ...(answer.code !== undefined ? { code: answer.code } : {}),
+        ...(answer.retryAfterMs !== undefined ? { retryAfterMs: answer.retryAfterMs } : {}),
+        message: answer.message,
+      };
+    case 'request_id_used':
+      return { answer: answer.kind, classification: 'request_id_used', httpStatus: answer.httpStatus, message: answer.message };
+    default:
+      return { answer: answer.kind, classification: answer.code, httpStatus: answer.httpStatus, code: answer.code, message: answer.message };
   }
 }

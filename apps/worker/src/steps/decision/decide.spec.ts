@@ -1,4 +1,4 @@
-import type { Card, PullRequest } from '@cardpull/partner-client';
+import type { Card, PullRequest, UnknownReason } from '@cardpull/partner-client';
 import { decide } from './decide';
 import { backoffDelay, mismatchOf } from './facts';
 import type { AttemptFacts, Decision, DecisionInput, DecisionTimings, OrderFacts, Sent } from './decision.types';
@@ -8,6 +8,7 @@ import { decideResume } from './resume';
 const T: DecisionTimings = {
   SYNC_RETRY_FIRST_DELAY_MS: 60_000,
   SYNC_RETRY_INTERVAL_MS: 10_000,
+  RETRY_MIN_DELAY_MS: 1_000,
   ASYNC_POLL_FIRST_DELAY_MS: 2_000,
   ASYNC_POLL_INTERVAL_MIN_MS: 5_000,
   ASYNC_POLL_INTERVAL_MAX_MS: 5_000,
@@ -142,15 +143,57 @@ describe('the classification table (docs/ARCHITECTURE.md), as one pure decision'
   });
 
   describe('unknown outcomes: the SAME ID later, never before a Retry-After; past the window needs_attention, still asked', () => {
-    it('sync: first retry after SYNC_RETRY_FIRST_DELAY_MS, then every SYNC_RETRY_INTERVAL_MS', () => {
-      expect(step(run('sync_call', timeout))).toEqual({ step: 'sync_call', delayMs: T.SYNC_RETRY_FIRST_DELAY_MS });
-      expect(step(run('sync_call', timeout, { attempt: afterUnknown() }))).toEqual({ step: 'sync_call', delayMs: T.SYNC_RETRY_INTERVAL_MS });
+    // How soon the SAME ID is sent again follows what the answer showed (README, "How soon the same request ID is asked again").
+    const unknown = (reason: UnknownReason, o: { httpStatus?: number; retryAfterMs?: number } = {}) => ({ kind: 'unknown' as const, reason, message: reason, ...o });
+    it.each([
+      ['a timeout (the partner may still be working): the spec’s minute', unknown('timeout'), T.SYNC_RETRY_FIRST_DELAY_MS, false],
+      ['a timeout after earlier unknowns: the minute again', unknown('timeout'), T.SYNC_RETRY_FIRST_DELAY_MS, true],
+      ['429 with Retry-After 3 s: exactly 3 s, not the minute', unknown('rate_limited', { httpStatus: 429, retryAfterMs: 3_000 }), 3_000, false],
+      ['503 with Retry-After 2 min: exactly that, longer than the minute', unknown('server_error', { httpStatus: 503, retryAfterMs: 120_000 }), 120_000, false],
+      ['come back later (409) with Retry-After 10 s: 10 s', unknown('in_progress', { httpStatus: 409, retryAfterMs: 10_000 }), 10_000, false],
+      ['Retry-After 0: RETRY_MIN_DELAY_MS, never a tight loop', unknown('rate_limited', { httpStatus: 429, retryAfterMs: 0 }), T.RETRY_MIN_DELAY_MS, false],
+      ['come back later without Retry-After (202 processing): the interval', unknown('in_progress', { httpStatus: 202 }), T.SYNC_RETRY_INTERVAL_MS, false],
+      ['429 without Retry-After: the interval', unknown('rate_limited', { httpStatus: 429 }), T.SYNC_RETRY_INTERVAL_MS, false],
+      ['a 500 (may have started work): the interval, not the minute', unknown('server_error', { httpStatus: 500 }), T.SYNC_RETRY_INTERVAL_MS, false],
+      ['a reset after the request was sent: the interval', unknown('network'), T.SYNC_RETRY_INTERVAL_MS, false],
+      ['an unreadable 200: the interval', unknown('unparseable', { httpStatus: 200 }), T.SYNC_RETRY_INTERVAL_MS, false],
+      ['an unexpected status (418): the interval', unknown('unexpected', { httpStatus: 418 }), T.SYNC_RETRY_INTERVAL_MS, false],
+      ['connection refused / DNS failure (nothing reached the partner): RETRY_MIN_DELAY_MS', unknown('not_connected'), T.RETRY_MIN_DELAY_MS, false],
+    ] as const)('sync, %s', (_name, answer, delayMs, earlier) => {
+      const d = run('sync_call', answer, earlier ? { attempt: afterUnknown() } : {});
+      expect(d).toMatchObject({ kind: 'transition', rule: 'unknown_outcome', next: { step: 'sync_call', delayMs }, attempt: { state: 'unknown' } });
+      expect(d).not.toHaveProperty('newAttempt');
+    });
+    it('sync, not reached again and again: the wait doubles with the time the ID has gone unanswered, up to the interval', () => {
+      const refused = (unansweredMs: number) => step(run('sync_call', unknown('not_connected'), { attempt: afterUnknown({ unknownSince: ago(unansweredMs), errorCode: 'not_connected' }) }))!.delayMs;
+      expect([0, 1_000, 2_000, 4_000, 8_000, 16_000, 600_000].map(refused)).toEqual([1_000, 1_000, 2_000, 4_000, 8_000, 10_000, 10_000]);
+    });
+    it('async creation: polled after ASYNC_POLL_FIRST_DELAY_MS (never before a Retry-After); never reached: created again with the SAME ID, soon', () => {
+      const async = { order: order({ mode: 'async' }) };
+      expect(step(run('async_create', unknown('server_error', { httpStatus: 500 }), async))).toEqual({ step: 'async_poll', delayMs: T.ASYNC_POLL_FIRST_DELAY_MS });
+      expect(step(run('async_create', unknown('timeout'), async))).toEqual({ step: 'async_poll', delayMs: T.ASYNC_POLL_FIRST_DELAY_MS });
+      expect(step(run('async_create', unknown('rate_limited', { httpStatus: 429, retryAfterMs: 3_000 }), async))).toEqual({ step: 'async_poll', delayMs: 3_000 });
+      const refused = run('async_create', unknown('not_connected'), async);
+      expect(refused).toMatchObject({ next: { step: 'async_create', delayMs: T.RETRY_MIN_DELAY_MS }, attempt: { state: 'unknown' } });
+      expect(refused).not.toHaveProperty('newAttempt');
+    });
+    it('polls keep their cadence whatever the answer, never before a Retry-After', () => {
+      const async = { order: order({ mode: 'async' }) };
+      for (const answer of [unknown('timeout'), unknown('not_connected'), unknown('server_error', { httpStatus: 500 }), unknown('rate_limited', { httpStatus: 429, retryAfterMs: 1_000 })]) {
+        expect(run('async_poll', answer, async)).toMatchObject({ kind: 'stay', delayMs: 5_000 });
+      }
     });
     it('a Retry-After longer than the usual delay wins (429, 503, come back later)', () => {
       const limited = { kind: 'unknown' as const, reason: 'rate_limited' as const, message: '429', httpStatus: 429, retryAfterMs: 120_000 };
       expect(step(run('sync_call', limited))).toEqual({ step: 'sync_call', delayMs: 120_000 });
       expect(step(run('async_create', limited, { order: order({ mode: 'async' }) }))).toEqual({ step: 'async_poll', delayMs: 120_000 });
       expect(run('async_poll', limited, { order: order({ mode: 'async' }) })).toMatchObject({ kind: 'stay', delayMs: 120_000 });
+    });
+    it('past the window, a short wait is stretched by the backoff (a Retry-After or a refusal does not undo it)', () => {
+      const past = (answer: ReturnType<typeof unknown>) =>
+        step(run('sync_call', answer, { order: order({ status: 'needs_attention' }), attempt: afterUnknown({ unknownSince: ago(T.UNKNOWN_OUTCOME_WINDOW_MS + 5 * 60_000) }) }));
+      expect(past(unknown('not_connected'))).toEqual({ step: 'sync_call', delayMs: 5 * 60_000 });
+      expect(past(unknown('rate_limited', { httpStatus: 429, retryAfterMs: 3_000 }))).toEqual({ step: 'sync_call', delayMs: 5 * 60_000 });
     });
     it('an interrupted call counts from when it was sent', () => {
       const d = run('sync_call', { kind: 'interrupted', sentAt: ago(20_000) });

@@ -1,9 +1,8 @@
-import type { OrderStep } from '@cardpull/db';
 import type { Card, DefinitiveCode, PullRequest } from '@cardpull/partner-client';
 import type { AttemptPatch, Decision, DecisionInput } from './decision.types';
 import { askingPastWindow, definitiveForThisId, pullRequestFailed } from './endings';
 import { pullRequestSeen } from '@cardpull/orders';
-import { hadUnknown, mismatchOf, pollDelay, windowStart } from './facts';
+import { askAgain, hadUnknown, mismatchOf, pollDelay, windowStart, type UnknownAnswer } from './facts';
 import { notFound } from './not-found';
 import { forReconciler } from './reconciling';
 
@@ -163,35 +162,23 @@ function credentials(i: DecisionInput, code: string, message: string): Decision 
   };
 }
 
-interface UnknownAnswer {
-  reason: string;
-  message: string;
-  httpStatus?: number;
-  retryAfterMs?: number;
-}
-
 /**
- * Invariant 2: an unknown outcome is asked again with the SAME request ID (sync: re-sent after the first
- * delay, then every interval; async: polled; never before a Retry-After), and past UNKNOWN_OUTCOME_WINDOW_MS
- * ever slower with the order in needs_attention (askingPastWindow).
+ * Invariant 2: an unknown outcome is asked again with the SAME request ID (sync: re-sent, how soon by what
+ * the answer showed, askAgain; async: polled, never before a Retry-After), and past
+ * UNKNOWN_OUTCOME_WINDOW_MS ever slower with the order in needs_attention (askingPastWindow).
  */
 function unknownOutcome(i: DecisionInput, u: UnknownAnswer, sentAt?: Date, rule: 'unknown_outcome' | 'business_error_not_proof' = 'unknown_outcome'): Decision {
   const { attempt: att, timings: t, now } = i;
   const since = att.unknownSince ?? sentAt ?? new Date(now);
   const last = { code: u.reason, message: u.message };
-  const retryAfter = u.retryAfterMs ?? 0;
   if (i.sent === 'async_poll') {
-    const stay: Decision = { kind: 'stay', rule, delayMs: Math.max(pollDelay(t, i.random), retryAfter), ...(att.unknownSince ? {} : { note: { unknownSince: 'start' } }) };
+    const stay: Decision = { kind: 'stay', rule, delayMs: Math.max(pollDelay(t, i.random), u.retryAfterMs ?? 0), ...(att.unknownSince ? {} : { note: { unknownSince: 'start' } }) };
     return askingPastWindow(i, stay, since, last);
   }
-  const next: OrderStep = i.sent === 'sync_call' ? 'sync_call' : 'async_poll';
-  const wait = next === 'sync_call' ? (hadUnknown(att) ? t.SYNC_RETRY_INTERVAL_MS : t.SYNC_RETRY_FIRST_DELAY_MS) : t.ASYNC_POLL_FIRST_DELAY_MS;
-  // An interrupted call counts from when it was sent.
-  const fromSend = sentAt && next === 'sync_call' ? sentAt.getTime() + wait - now : wait;
   const d: Decision = {
     kind: 'transition',
     rule,
-    next: { step: next, delayMs: Math.max(0, fromSend, retryAfter) },
+    next: askAgain(i, u, sentAt),
     attempt: { state: 'unknown', error: last, unknownSince: sentAt ?? 'start' },
     // One timeline entry when the attempt becomes unknown or the reason changes, not one per retry.
     event:

@@ -8,6 +8,7 @@ export type DecisionTimings = Pick<
   ServiceConfig,
   | 'SYNC_RETRY_FIRST_DELAY_MS'
   | 'SYNC_RETRY_INTERVAL_MS'
+  | 'RETRY_MIN_DELAY_MS'
   | 'ASYNC_POLL_FIRST_DELAY_MS'
   | 'ASYNC_POLL_INTERVAL_MIN_MS'
   | 'ASYNC_POLL_INTERVAL_MAX_MS'
