@@ -74,10 +74,6 @@ export function createFastifyAdapter(options: { bodyLimit?: number; trustProxy?:
   adapter.getInstance().addHook('onRequest', async (request, reply) => {
     reply.header(CORRELATION_HEADER, request.id);
   });
-  // A client that half-closes after its request (sends FIN, still reading) gets its answer: Node's default
-  // ends the socket at the FIN, so any answer that waits on I/O (the key check asks Redis) would be lost.
-  // The socket ends once that answer is written.
-  (adapter.getInstance().server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
   return adapter;
 }
 

@@ -17,6 +17,11 @@ export interface HttpAppOptions {
  */
 export async function createHttpApp(module: Type | DynamicModule, opts: HttpAppOptions = {}): Promise<NestFastifyApplication> {
   const adapter = createFastifyAdapter({ bodyLimit: opts.bodyLimit, trustProxy: opts.trustedProxies?.length ? [...opts.trustedProxies] : false });
+  // A caller that half-closes after its request (sends its FIN, still reading) gets its answer: Node's
+  // default ends the socket at the FIN, so an answer that waits on I/O (the key check asks Redis) was lost.
+  // The socket ends once the answer is written. (The partner simulator keeps the default: there a FIN is
+  // a client giving up on a held answer, which its ledger records.)
+  (adapter.getInstance().server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
   const app = await NestFactory.create<NestFastifyApplication>(module, adapter, { bufferLogs: true, abortOnError: false });
   app.useLogger(app.get(Logger));
   app.useGlobalFilters(new EnvelopeExceptionFilter());
