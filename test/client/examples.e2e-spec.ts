@@ -81,15 +81,19 @@ describe('examples/: the TypeScript checkout handler and callback receiver, and 
   });
 
   it('checkout.py (python3 with requests) creates and reads back the order; the cart the TypeScript handler ordered is the same order', async () => {
-    const probe = await run('python3', ['-c', 'import requests']);
-    if (probe.code !== 0) {
+    // The first python3 that has requests: the one on PATH (or $PYTHON), else Debian's (where .ci/run installs
+    // python3-requests when the one on PATH lacks it, e.g. a pyenv shim).
+    const candidates = [process.env.PYTHON ?? 'python3', '/usr/bin/python3'];
+    const probes = await Promise.all(candidates.map((py) => run(py, ['-c', 'import requests'])));
+    const python = candidates[probes.findIndex((p) => p.code === 0)];
+    if (!python) {
       throw new Error(
-        `examples/checkout.py needs python3 with the requests module, and \`python3 -c "import requests"\` failed: ${probe.stderr.trim()}\n` +
+        `examples/checkout.py needs python3 with the requests module, and \`python3 -c "import requests"\` failed: ${probes[0]!.stderr.trim()}\n` +
           'Install it: `apt-get install python3-requests` (Debian/Ubuntu; .ci/run does this) or `python3 -m pip install requests`.',
       );
     }
     const cart = idemKey('c');
-    const py = result(await run('python3', ['examples/checkout.py', cart, 'ACME-BOOKS-FIXED', '1000'], apiEnv()));
+    const py = result(await run(python, ['examples/checkout.py', cart, 'ACME-BOOKS-FIXED', '1000'], apiEnv()));
     expect(py).toEqual({
       status: 'completed',
       order_id: expect.any(String),
@@ -99,7 +103,7 @@ describe('examples/: the TypeScript checkout handler and callback receiver, and 
     // The same cart through the TypeScript handler: the same request, so the same order and card.
     const ts = result(await run(process.execPath, [TSX, 'examples/checkout-handler.ts', 'checkout', cart, 'ACME-BOOKS-FIXED', '1000'], apiEnv()));
     expect([ts.order_id, ts.card.code]).toEqual([py.order_id, py.card.code]);
-    const refused = result(await run('python3', ['examples/checkout.py', idemKey('c'), 'NOPE-CARD', '800'], apiEnv()));
+    const refused = result(await run(python, ['examples/checkout.py', idemKey('c'), 'NOPE-CARD', '800'], apiEnv()));
     expect(refused).toEqual({ status: 'failed', reason: expect.stringMatching(/^gift_card_not_found: /) });
   });
 });
