@@ -1,5 +1,5 @@
-import { Pool } from 'pg';
-import type { FaultSpecInput } from '@cardpull/testing';
+import type { Pool } from 'pg';
+import { testPool, type FaultSpecInput } from '@cardpull/testing';
 import { createOrder, useStack, waitForOrder } from '../support/stack';
 import { ADMIN_ENV, ALICE, VICTOR, adminCall, csrfOf, login } from './support/admin';
 
@@ -25,7 +25,7 @@ describe('operations: revealing a card kept for a refund or reuse (admins only, 
   const leaks = (text: string) => ({ code: text.includes(card.code), pin: text.includes(`>${card.pin_code}<`), pdf: text.includes(pdf) });
 
   beforeAll(async () => {
-    pool = new Pool({ connectionString: stack.db.url, max: 2 });
+    pool = testPool(stack.db.url, 2);
     [alice, victor] = await Promise.all([login(stack, ALICE), login(stack, VICTOR)]);
     // ACME-BOOKS-FIXED has PINs: the partner issues a card of 1100 for an order of 1000 (card_mismatch).
     await stack.sim.control.addFault({ endpoint: 'cards', mode: 'wrong_card', amount_delta: 100, gift_card_codes: ['ACME-BOOKS-FIXED'], times: 1 } as FaultSpecInput);

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Pool } from 'pg';
 import { reconciliationReport } from '../../apps/worker/src/recovery/reconciliation-report';
 import { PartnerClient } from '@cardpull/partner-client';
-import { waitFor } from '@cardpull/testing';
+import { testPool, waitFor } from '@cardpull/testing';
 import { insertOrder, useStack } from '../support/stack';
 
 /**
@@ -17,7 +16,7 @@ describe('the reconciliation report checks failed and surplus attempts against t
     const { id, requestId: failedId } = await insertOrder(stack, { giftCardCode: 'FAST-FREE', amount: 4400, mode: 'async' });
     const ownId = randomUUID();
     const surplusId = randomUUID();
-    const pool = new Pool({ connectionString: stack.db.url, max: 2 });
+    const pool = testPool(stack.db.url, 2);
     const partner = new PartnerClient({ baseUrl: stack.sim.baseUrl, apiKey: stack.sim.config.SIM_API_KEY, identifier: stack.sim.config.SIM_IDENTIFIER, sharedKeyHex: stack.sim.config.SIM_SHARED_KEY, signatureForm: 'example', timeoutMs: 2000 });
     try {
       // The order's story as a wrong inference would leave it: its first ID declared dead although the

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { TransitionsRepository } from '@cardpull/orders';
 import { Reconciler } from '../../apps/worker/src/recovery/reconciler.service';
-import { waitFor } from '@cardpull/testing';
+import { testPool, waitFor } from '@cardpull/testing';
 import { insertOrder, useStack } from '../support/stack';
 
 /**
@@ -14,7 +14,7 @@ describe('a second card for an order is stored as surplus, never dropped', () =>
   let pool: Pool;
   const stack = useStack({ env: { RECONCILE_INTERVAL_MS: '3600000' }, beforeClose: () => pool?.end() });
   beforeAll(() => {
-    pool = new Pool({ connectionString: stack.db.url, max: 4 });
+    pool = testPool(stack.db.url, 4);
   });
 
   it('a request ID declared dead by inference that yields a card after the order completed: the reconciler stores it as surplus', async () => {

@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { PartnerClient } from '@cardpull/partner-client';
 import { Reconciler } from '../../apps/worker/src/recovery/reconciler.service';
 import { reconciliationReport, toCsv } from '../../apps/worker/src/recovery/reconciliation-report';
-import { expectInvariants } from '@cardpull/testing';
+import { expectInvariants, testPool } from '@cardpull/testing';
 import { withDb } from '../recovery/support/recovery';
 import { createOrder, insertOrder, useStack, waitForOrder } from '../support/stack';
 
@@ -37,7 +37,7 @@ describe('reconciliation: request IDs left unknown are asked until the partner a
     const broken = await createOrder(stack, { gift_card_code: 'ACME-BOOKS-FIXED', amount: 1000 });
     await waitForOrder(stack, ok.id);
     await waitForOrder(stack, broken.id);
-    const pool = new Pool({ connectionString: stack.db.url, max: 2 });
+    const pool = testPool(stack.db.url, 2);
     const db = await pool.connect();
     const partner = new PartnerClient({ baseUrl: stack.sim.baseUrl, apiKey: stack.sim.config.SIM_API_KEY, identifier: stack.sim.config.SIM_IDENTIFIER, sharedKeyHex: stack.sim.config.SIM_SHARED_KEY, signatureForm: 'example', timeoutMs: 2000 });
     try {

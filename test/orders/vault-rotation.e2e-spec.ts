@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Pool } from 'pg';
+import { testPool } from '@cardpull/testing';
 import { reencryptCards } from '@cardpull/orders';
 import { Vault } from '@cardpull/vault';
 import { createOrder, useStack, waitForOrder } from '../support/stack';
@@ -14,13 +14,13 @@ describe('card vault key rotation: a command re-encrypts every card with the act
     // A card stored before the PDF link was sealed: its link in clear, no pdf_enc.
     const legacy = await stack.call('GET', `/v1/orders/${ids[0]}`);
     const legacyPdf: string = legacy.body.order.card.pdf_url;
-    const setup = new Pool({ connectionString: stack.db.url, max: 1 });
+    const setup = testPool(stack.db.url, 1);
     await setup.query('UPDATE cards SET pdf_url = $2, pdf_enc = NULL WHERE order_id = $1', [ids[0], legacyPdf]);
     await setup.end();
     expect((await stack.call('GET', `/v1/orders/${ids[0]}`)).body.order.card.pdf_url).toBe(legacyPdf);
     const oldKey = stack.config.CARD_ENCRYPTION_KEYS[0]!;
     const rotated = new Vault([{ id: 'k-2027', key: randomBytes(32) }, oldKey]);
-    const pool = new Pool({ connectionString: stack.db.url, max: 2 });
+    const pool = testPool(stack.db.url, 2);
     try {
       const first = await reencryptCards(pool, rotated, 2);
       expect(first.reencrypted).toBe(3);

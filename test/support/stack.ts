@@ -283,9 +283,9 @@ export const idemKey = (label = 'k') => `${label}-${process.pid}-${Date.now()}-$
  * must refuse (a gift card or amount our cache believed valid). The worker's sweeper picks it up.
  */
 export async function insertOrder(stack: Stack, o: { giftCardCode: string; amount: number; mode?: 'sync' | 'async'; client?: string; callbackUrl?: string }) {
-  const { Pool } = await import('pg');
+  const { testPool } = await import('@cardpull/testing');
   const { OrdersRepository, requestHash } = await import('@cardpull/orders');
-  const pool = new Pool({ connectionString: stack.db.url, max: 1 });
+  const pool = testPool(stack.db.url, 1);
   try {
     const mode = o.mode ?? 'sync';
     const result = await new OrdersRepository(pool).create({

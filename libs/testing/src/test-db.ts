@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
+import { Client, Pool } from 'pg';
 
 /**
  * Every suite gets its own database, copied from a template that jest's global setup migrated once
@@ -65,4 +65,15 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 
 export function dropDatabase(name: string): Promise<void> {
   return withAdmin(TEST_SERVER_URL, (c) => c.query(`DROP DATABASE IF EXISTS "${name.replace(/"/g, '""')}" WITH (FORCE)`)).then(() => undefined);
+}
+
+/**
+ * A pg Pool for a suite's own queries against its test database. Its errors are ignored: `pool.end()`
+ * resolves before its connections have closed, and the drop of the database at the end of the suite
+ * (WITH (FORCE)) terminates those still closing; without a listener that error would fail the suite.
+ */
+export function testPool(url: string, max = 2): Pool {
+  const pool = new Pool({ connectionString: url, max });
+  pool.on('error', () => undefined);
+  return pool;
 }
