@@ -182,9 +182,11 @@ describe('RedisCallGate (real Redis)', () => {
     await new Promise((r) => setTimeout(r, 30));
     const checkout = Array.from({ length: 4 }, (_, i) => call(2, `checkout-${i}`));
     await Promise.all([...bulk, ...checkout]);
-    // The checkout's 4 come in the first 5 tokens (one bulk call may already be on its way to Redis).
+    // In order of arrival they would take the last 4 of the 16 tokens. Ranked, they come in the first half:
+    // a checkout ranks only once it has been held back once, and bulk calls already on their way to Redis
+    // meanwhile may still win a token (on a loaded machine, a few: seen at 5 and 6 of 16).
     const lastCheckout = Math.max(...order.map((l, i) => (l.startsWith('checkout') ? i : -1)));
-    expect({ order, lastCheckout: lastCheckout <= 4 }).toEqual({ order, lastCheckout: true });
+    expect({ order, lastCheckout: lastCheckout <= 7 }).toEqual({ order, lastCheckout: true });
   });
 
   it('a ranked call that meets no limit waits for nobody', async () => {
