@@ -14,6 +14,19 @@ describe('bulk actions on a filter: dry run, then re-drive or mark failed, a few
   let alice: string;
   const broken: string[] = [];
 
+  /**
+   * Past the window an order's request ID is still asked, ever less often: an hour in, the next ask is an
+   * hour away, so none of `ids` is being asked at the partner when a bulk action reaches it (it would be skipped).
+   */
+  const parkAsksAnHourAway = (ids: string[]) =>
+    withDb(stack, async (db) => {
+      await db.query(`UPDATE attempts SET unknown_since = now() - interval '1 hour' WHERE order_id = ANY($1::uuid[])`, [ids]);
+      await waitFor('their next asks an hour away', async () => {
+        const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM orders WHERE id = ANY($1::uuid[]) AND next_step_at > now() + interval '10 minutes'", [ids]);
+        return rows[0]!.n === ids.length || null;
+      }, 30_000);
+    });
+
   beforeAll(async () => {
     alice = await login(stack, ALICE);
     for (let i = 0; i < 5; i++) broken.push((await createOrder(stack, { gift_card_code: 'STG-BROKEN', amount: 1000 })).id);
@@ -24,13 +37,7 @@ describe('bulk actions on a filter: dry run, then re-drive or mark failed, a few
     }, 30_000);
     // Past the window their request IDs are still asked, ever less often: an hour in, the next ask is an hour
     // away, so none is being asked at the partner when a bulk action reaches it (it would be skipped).
-    await withDb(stack, async (db) => {
-      await db.query(`UPDATE attempts SET unknown_since = now() - interval '1 hour' WHERE order_id = ANY($1::uuid[])`, [broken]);
-      await waitFor('their next asks an hour away', async () => {
-        const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM orders WHERE id = ANY($1::uuid[]) AND next_step_at > now() + interval '10 minutes'", [broken]);
-        return rows[0]!.n === broken.length || null;
-      }, 30_000);
-    });
+    await parkAsksAnHourAway(broken);
   });
 
   it('an empty filter (or a status alone: every order in needs attention) is refused unless the dry run\'s "every order" box is ticked', async () => {
@@ -97,13 +104,7 @@ describe('bulk actions on a filter: dry run, then re-drive or mark failed, a few
     }, 30_000);
     // Past the window their request IDs are still asked, ever less often: an hour in, the next ask is an hour
     // away, so none is being asked when the bulk action reaches it.
-    await withDb(stack, async (db) => {
-      await db.query(`UPDATE attempts SET unknown_since = now() - interval '1 hour' WHERE order_id = ANY($1::uuid[])`, [more]);
-      await waitFor('their next asks an hour away', async () => {
-        const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM orders WHERE id = ANY($1::uuid[]) AND next_step_at > now() + interval '10 minutes'", [more]);
-        return rows[0]!.n === more.length || null;
-      }, 30_000);
-    });
+    await parkAsksAnHourAway(more);
     // Every order in needs attention: these two, and any an earlier test left there.
     const { rows: all } = await withDb(stack, (db) => db.query<{ id: string }>("SELECT id FROM orders WHERE status = 'needs_attention'"));
     const orders = await adminCall(stack, 'GET', '/admin/orders?status=needs_attention', { cookie: alice, html: true });
