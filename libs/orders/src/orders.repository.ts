@@ -209,14 +209,11 @@ export class OrdersRepository {
 
   /** An order with its attempts and card, or null; `client` limits it to that caller's orders. */
   async detail(orderId: string, client?: string): Promise<OrderDetail | null> {
-    const { rows } = await this.pool.query<OrderRow>(
-      `SELECT ${ORDER_COLUMNS} FROM orders o WHERE o.id = $1 ${client ? 'AND o.client = $2' : ''}`,
+    const { rows } = await this.pool.query<DetailRow>(
+      `${DETAIL_SELECT} WHERE o.id = $1 ${client ? 'AND o.client = $2' : ''}`,
       client ? [orderId, client] : [orderId],
     );
-    const order = rows[0];
-    if (!order) return null;
-    const [details] = await this.attach([order]);
-    return details!;
+    return rows[0] ? toDetail(rows[0]) : null;
   }
 
   async list(filter: ListFilter): Promise<OrderDetail[]> {
@@ -235,11 +232,11 @@ export class OrdersRepository {
       where.push(`o.id < $${params.length}::uuid`);
     }
     params.push(filter.limit);
-    const { rows } = await this.pool.query<OrderRow>(
-      `SELECT ${ORDER_COLUMNS} FROM orders o WHERE ${where.join(' AND ')} ORDER BY o.id DESC LIMIT $${params.length}`,
+    const { rows } = await this.pool.query<DetailRow>(
+      `${DETAIL_SELECT} WHERE ${where.join(' AND ')} ORDER BY o.id DESC LIMIT $${params.length}`,
       params,
     );
-    return this.attach(rows);
+    return rows.map(toDetail);
   }
 
   /** Status of several orders at once (the long-poll's cheap check). */
@@ -250,22 +247,41 @@ export class OrdersRepository {
     );
     return new Map(rows.map((r) => [r.id, r.status]));
   }
+}
 
-  private async attach(orders: OrderRow[]): Promise<OrderDetail[]> {
-    if (!orders.length) return [];
-    const ids = orders.map((o) => o.id);
-    const [attempts, cards] = await Promise.all([
-      this.pool.query<AttemptRow>(`SELECT ${ATTEMPT_COLUMNS} FROM attempts a WHERE a.order_id = ANY($1::uuid[]) ORDER BY a.seq`, [ids]),
-      this.pool.query<CardRow>(`SELECT ${CARD_COLUMNS} FROM cards c WHERE c.order_id = ANY($1::uuid[]) ORDER BY c.created_at`, [ids]),
-    ]);
-    return orders.map((order) => {
-      const own = cards.rows.filter((c) => c.orderId === order.id);
-      return {
-        order,
-        attempts: attempts.rows.filter((a) => a.orderId === order.id),
-        card: own.find((c) => c.id === order.cardId) ?? null,
-        otherCards: own.filter((c) => c.id !== order.cardId),
-      };
-    });
-  }
+/**
+ * An order with its attempts and cards, read in ONE statement (one snapshot): three reads in a row could show
+ * the order's row from before its card was stored and the card from after (the order's own card listed
+ * among `other_cards`, or an error code its card has already replaced). Attempts and cards come back as JSON
+ * and are turned back into rows (timestamps and sealed bytes) by `toDetail`.
+ */
+const DETAIL_SELECT = `SELECT ${ORDER_COLUMNS},
+  (SELECT coalesce(json_agg(x ORDER BY x.seq), '[]') FROM (SELECT ${ATTEMPT_COLUMNS} FROM attempts a WHERE a.order_id = o.id) x) AS "attemptsJson",
+  (SELECT coalesce(json_agg(x ORDER BY x."createdAt", x.id), '[]') FROM (SELECT ${CARD_COLUMNS} FROM cards c WHERE c.order_id = o.id) x) AS "cardsJson"
+  FROM orders o`;
+
+type DetailRow = OrderRow & { attemptsJson: Record<string, unknown>[]; cardsJson: Record<string, unknown>[] };
+
+const ATTEMPT_TIMES = ['firstSentAt', 'lastSentAt', 'unknownSince', 'notFoundSince', 'declaredDeadAt', 'createdAt', 'updatedAt'] as const;
+const CARD_TIMES = ['expireAt', 'createdAt'] as const;
+const CARD_BYTES = ['codeEnc', 'pinEnc', 'pdfEnc'] as const;
+
+function toDetail(row: DetailRow): OrderDetail {
+  const { attemptsJson, cardsJson, ...order } = row;
+  const attempts = attemptsJson.map((a) => revive(a, ATTEMPT_TIMES, []) as unknown as AttemptRow);
+  const cards = cardsJson.map((c) => revive(c, CARD_TIMES, CARD_BYTES) as unknown as CardRow);
+  return {
+    order,
+    attempts,
+    card: cards.find((c) => c.id === order.cardId) ?? null,
+    otherCards: cards.filter((c) => c.id !== order.cardId),
+  };
+}
+
+/** A row read as JSON, with its timestamps as Dates and its bytea columns (JSON's "\\x..." hex) as Buffers. */
+function revive(json: Record<string, unknown>, times: readonly string[], bytes: readonly string[]): Record<string, unknown> {
+  const row = { ...json };
+  for (const k of times) if (typeof row[k] === 'string') row[k] = new Date(row[k] as string);
+  for (const k of bytes) if (typeof row[k] === 'string') row[k] = Buffer.from((row[k] as string).slice(2), 'hex');
+  return row;
 }
