@@ -3,8 +3,8 @@ import { z } from 'zod';
 /**
  * The partner's rate limits as the simulator enforces them when told to (SIM_LIMITS, PUT /_sim/limits): per
  * kind of call, requests per second (a token bucket holding one second of requests) and requests in flight.
- * Beyond either the simulator answers 429 `rate_limited` with `Retry-After` (retry_after_s), before doing
- * anything. Kinds: `create` (POST /cards, POST /pull_requests), `poll` (GET /pull_requests/:id), `read`
+ * Beyond either the simulator answers 429 `rate_limited` with `Retry-After` (retry_after_s; 0: no
+ * Retry-After header at all), before doing anything. Kinds: `create` (POST /cards, POST /pull_requests), `poll` (GET /pull_requests/:id), `read`
  * (catalog, inventory, balance, GET /cards/:id) and `any` (every partner call, counted as well).
  */
 export const LIMIT_KINDS = ['create', 'poll', 'read', 'any'] as const;

@@ -32,6 +32,9 @@ describe('RedisCallGate (real Redis)', () => {
     if (isHeldBack(p)) throw new Error(`held back: ${p.reason}`);
     return p;
   };
+  const waitUntil = async (done: () => boolean) => {
+    for (let i = 0; i < 100 && !done(); i++) await new Promise((r) => setTimeout(r, 20));
+  };
   /** The permit's report runs in the background: wait until Redis has it. */
   const settle = () => new Promise((r) => setTimeout(r, 50));
 
@@ -106,8 +109,12 @@ describe('RedisCallGate (real Redis)', () => {
     expect(view.rateLimitedLastHour).toBe(1);
     expect(logs.map((l) => l.msg)).toContainEqual(expect.stringContaining('no create call from any worker until'));
     await new Promise((r) => setTimeout(r, 450));
-    expect(isHeldBack(await tryOnce(b, 'create'))).toBe(false);
     expect(logs.map((l) => l.msg)).toContain('partner pause of create calls over');
+    // The release after it is paced by the rate the fleet learned, not a burst: the bucket is empty at the
+    // pause's end, and a caller that may wait gets its permit once a token comes.
+    const atEnd = await tryOnce(b, 'create');
+    expect(isHeldBack(atEnd) && atEnd.reason).toBe('rate');
+    expect(isHeldBack(await b.acquire('create', { maxWaitMs: 3_000 }))).toBe(false);
   });
 
   it('a 503 with Retry-After pauses too; one without it does not', async () => {
@@ -143,15 +150,42 @@ describe('RedisCallGate (real Redis)', () => {
     expect(logs.map((l) => l.msg)).toContainEqual(expect.stringContaining('slowed to 20.0/s fleet-wide'));
   });
 
-  it('without a configured rate, a 429 without Retry-After slows the kind to half of what was admitted in the last second', async () => {
+  it('without a configured rate, the first 429 without Retry-After limits the kind fleet-wide to what this process got through in the last second, then climbs', async () => {
     const a = gate({});
+    const b = gate({});
+    await settle(); // both connected, their start-up question answered: what b learns next comes as a message
     for (let i = 0; i < 30; i++) (await permit(a, 'poll')).done({ sent: true, httpStatus: 200 });
     (await permit(a, 'poll')).done({ sent: true, httpStatus: 429 });
     await settle();
-    const view = (await a.snapshot())!.find((v) => v.scope === 'poll')!;
+    const view = (await b.snapshot())!.find((v) => v.scope === 'poll')!;
     expect(view.adaptive).toBe(true);
-    expect(view.ratePerSecond).toBeGreaterThanOrEqual(15);
-    expect(view.ratePerSecond).toBeLessThan(17);
+    expect(view.ratePerSecond).toBeGreaterThanOrEqual(30);
+    expect(view.ratePerSecond).toBeLessThan(60); // doubled each second from 30 (a slow start), well under a second since
+    expect(logs.map((l) => l.msg)).toContainEqual(expect.stringContaining('poll calls slowed to 30.0/s fleet-wide'));
+    // The other process heard of it (a message): its polls now ask Redis, and the bucket holds half a second.
+    await waitUntil(() => logs.some((l) => (l.obj as { partnerLimits?: { via: string } }).partnerLimits?.via === 'message'));
+    expect(logs.map((l) => (l.obj as { partnerLimits?: { via: string } }).partnerLimits?.via).filter(Boolean)).toEqual(['own', 'message']);
+    const answers = await Promise.all(Array.from({ length: 40 }, () => tryOnce(b, 'poll')));
+    expect(answers.filter((x) => !isHeldBack(x)).length).toBeLessThan(30);
+  });
+
+  it('learned: each later 429 cuts the rate in force by a tenth (once a second, never for a call sent before the last cut), and the rate climbs back to just under it, then probes slowly', async () => {
+    const a = gate({});
+    (await permit(a, 'create')).done({ sent: true, httpStatus: 429 }); // nothing got through: the floor (1/s)
+    await settle();
+    const early = await a.acquire('create', { maxWaitMs: 2_000 }); // admitted by Redis at the learned rate
+    expect(isHeldBack(early)).toBe(false);
+    await new Promise((r) => setTimeout(r, 1_000));
+    const before = (await a.snapshot())!.find((v) => v.scope === 'create')!.ratePerSecond;
+    (early as CallPermit).done({ sent: true, httpStatus: 429 });
+    await settle();
+    const after = (await a.snapshot())!.find((v) => v.scope === 'create')!.ratePerSecond;
+    expect(after).toBeGreaterThanOrEqual(before * 0.9 * 0.99);
+    expect(after).toBeLessThan(before * 0.95);
+    // A 429 at once after: no second cut.
+    (await a.acquire('create', { maxWaitMs: 2_000 }) as CallPermit).done({ sent: true, httpStatus: 429 });
+    await settle();
+    expect((await a.snapshot())!.find((v) => v.scope === 'create')!.ratePerSecond).toBeGreaterThanOrEqual(after);
   });
 
   it('creations go first: while one waits on the shared limit, polls yield, unless urgent', async () => {
@@ -197,15 +231,31 @@ describe('RedisCallGate (real Redis)', () => {
     expect(Date.now() - started).toBeLessThan(500);
   });
 
-  it('nothing configured: every call is admitted, and the snapshot counts calls in flight', async () => {
-    const a = gate({});
+  it('nothing configured and nothing learned: every call is admitted without a Redis round trip', async () => {
+    const conn = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    const a = new RedisCallGate(conn, { prefix: redis.prefix, limits: parsePartnerLimits({}), leaseMs: 5_000, maxYieldMs: 5_000, floorPerSecond: 1, log: { warn: () => undefined, log: () => undefined } });
+    gates.push(a);
+    await settle(); // its start-up question (which kinds have learned limits) answered
+    const sent: string[] = [];
+    const send = conn.sendCommand.bind(conn);
+    conn.sendCommand = ((command: { name: string }) => {
+      sent.push(command.name);
+      return send(command as never);
+    }) as typeof conn.sendCommand;
     const permits = await Promise.all(Array.from({ length: 50 }, () => permit(a, 'create')));
-    const view = (await a.snapshot())!;
-    expect(view.find((v) => v.scope === 'create')!.inFlight).toBe(50);
-    expect(view.find((v) => v.scope === 'any')!.inFlight).toBe(50);
+    for (const p of permits) expect(await p.recheck()).toBe(0);
     for (const p of permits) p.done({ sent: true, httpStatus: 200 });
     await settle();
-    expect((await a.snapshot())!.find((v) => v.scope === 'any')!.inFlight).toBe(0);
+    expect(sent).toEqual([]);
+  });
+
+  it('an in-flight limit: the snapshot counts calls in flight, and a finished call frees its place', async () => {
+    const a = gate({ create: { in_flight: 100 } });
+    const permits = await Promise.all(Array.from({ length: 50 }, () => permit(a, 'create')));
+    expect((await a.snapshot())!.find((v) => v.scope === 'create')!.inFlight).toBe(50);
+    for (const p of permits) p.done({ sent: true, httpStatus: 200 });
+    await settle();
+    expect((await a.snapshot())!.find((v) => v.scope === 'create')!.inFlight).toBe(0);
   });
 
   it('Redis unreachable: calls go on without the limits, and that is logged', async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import type { AcquireOptions, CallGate, CallKind, CallPermit, CallResult, HeldBack } from '@cardpull/partner-client';
-import { ACQUIRE, CUT, PAUSE, PAUSED, RELEASE, SNAPSHOT } from './scripts';
+import { ACQUIRE, LEARN, LEARNED, PAUSED, RELEASE, SNAPSHOT } from './scripts';
 import { SCOPES, type PartnerLimits, type Scope } from './limits';
 
 export interface GateOptions {
@@ -37,6 +37,11 @@ export interface ScopeView {
 export type HeldBackCounts = Record<CallKind, Record<HeldBack['reason'], number>>;
 
 const REDIS_TIMEOUT_MS = 1_000;
+/** How long a kind stays limited by what the fleet learned from its last 429 (refreshed by each one). */
+export const LEARNED_TTL_MS = 3_600_000;
+/** A gate that missed a message (or just started) asks Redis this often which kinds have learned limits. */
+const LEARNED_POLL_MS = 2_000;
+const LEARN_KINDS: readonly CallKind[] = ['create', 'poll', 'read'];
 const WANT_TTL_MS = 250;
 /** A held-back call that lets a better-ranked one of this process go first looks again this often. */
 const LOCAL_TURN_MS = 10;
@@ -73,18 +78,52 @@ class RankedWaiters {
 type Scripts = Redis & {
   gateAcquire(...args: (string | number)[]): Promise<[number, number, string]>;
   gateRelease(...args: (string | number)[]): Promise<number>;
-  gatePause(...args: (string | number)[]): Promise<[number, number]>;
   gatePaused(...args: (string | number)[]): Promise<number>;
-  gateCut(...args: (string | number)[]): Promise<[number, string]>;
+  gateLearn(...args: (string | number)[]): Promise<[number, number, number, string]>;
+  gateLearned(...args: (string | number)[]): Promise<number[]>;
   gateSnapshot(...args: (string | number)[]): Promise<[string, number, number, number, number, number]>;
 };
 
+/** Calls of a kind this process got through (not refused with 429) in the current and the previous second. */
+class Admitted {
+  private sec = 0;
+  private cur = 0;
+  private prev = 0;
+
+  add(now = Date.now()): void {
+    this.roll(now);
+    this.cur++;
+  }
+
+  /** Over the last second (the previous second's count weighted by the part of it still in the window). */
+  lastSecond(now = Date.now()): number {
+    this.roll(now);
+    return this.cur + this.prev * (1 - (now % 1000) / 1000);
+  }
+
+  private roll(now: number): void {
+    const sec = Math.floor(now / 1000);
+    if (sec === this.sec) return;
+    this.prev = sec === this.sec + 1 ? this.cur : 0;
+    this.cur = 0;
+    this.sec = sec;
+  }
+}
+
 /**
  * The fleet's limits on partner calls, in Redis (see scripts.ts): a token bucket and a count in flight per
- * kind of call and overall, a pause per kind when the partner sends Retry-After with a 429 or 503, and
- * without it an adaptive rate (halved on a 429, raised additively, never below a floor). Creations go
- * first: while one waits on the shared limits, polls and re-checks yield, for PARTNER_POLL_MAX_YIELD_MS at
- * most. If Redis does not answer, calls go on unlimited (logged): the orders' safety never depends on it.
+ * kind of call and overall, a pause per kind when the partner sends Retry-After with a 429 or 503, and a
+ * rate learned from the partner's 429s. Creations go first: while one waits on the shared limits, polls and
+ * re-checks yield, for PARTNER_POLL_MAX_YIELD_MS at most. If Redis does not answer, calls go on unlimited
+ * (logged): the orders' safety never depends on it.
+ *
+ * A kind with no configured limit (PARTNER_LIMITS: neither its own nor `any`) and nothing learned costs no
+ * Redis round trip at all: its permits are given here. Its first 429 (or 503 with Retry-After) is learned
+ * fleet-wide (LEARN: a pause, a paced release after it, a rate that starts at what this process got through
+ * and climbs until the partner refuses again) and published; every gate then asks Redis for that kind (one
+ * script per call) until LEARNED_TTL_MS after its last 429. A gate that missed the message finds the
+ * learned state within LEARNED_POLL_MS. Where a limit is configured, one script per call (plus one more
+ * only where an in-flight limit is set, a call was not sent, or the partner answered 429).
  */
 export class RedisCallGate implements CallGate {
   private readonly redis: Scripts;
@@ -96,6 +135,11 @@ export class RedisCallGate implements CallGate {
   };
   private readonly pauseTimers = new Map<CallKind, NodeJS.Timeout>();
   private readonly waiters: Record<CallKind, RankedWaiters> = { create: new RankedWaiters(), poll: new RankedWaiters(), read: new RankedWaiters() };
+  /** Until when (this process's clock) each kind is limited by what the fleet learned; 0: not. */
+  private readonly learnedUntil: Record<CallKind, number> = { create: 0, poll: 0, read: 0 };
+  private readonly admitted: Record<CallKind, Admitted> = { create: new Admitted(), poll: new Admitted(), read: new Admitted() };
+  private readonly subscriber: Redis | Cluster;
+  private readonly learnedPoll: NodeJS.Timeout;
 
   constructor(
     redis: Redis | Cluster,
@@ -103,11 +147,51 @@ export class RedisCallGate implements CallGate {
   ) {
     redis.defineCommand('gateAcquire', { numberOfKeys: 9, lua: ACQUIRE });
     redis.defineCommand('gateRelease', { numberOfKeys: 5, lua: RELEASE });
-    redis.defineCommand('gatePause', { numberOfKeys: 1, lua: PAUSE });
     redis.defineCommand('gatePaused', { numberOfKeys: 2, lua: PAUSED });
-    redis.defineCommand('gateCut', { numberOfKeys: 2, lua: CUT });
+    redis.defineCommand('gateLearn', { numberOfKeys: 4, lua: LEARN });
+    redis.defineCommand('gateLearned', { numberOfKeys: 6, lua: LEARNED });
     redis.defineCommand('gateSnapshot', { numberOfKeys: 5, lua: SNAPSHOT });
     this.redis = redis as unknown as Scripts;
+    // What another process learns reaches this one as a message on its own connection (subscribed, it can
+    // do nothing else), and, should one be missed, by asking Redis every LEARNED_POLL_MS.
+    this.subscriber = (redis as Redis).duplicate();
+    this.subscriber.on('error', () => undefined);
+    this.subscriber.on('message', (_channel: string, kind: string) => this.heard(kind as CallKind, LEARNED_TTL_MS, 'message'));
+    this.subscriber.subscribe(this.channel()).catch(() => undefined);
+    this.learnedPoll = setInterval(() => void this.refreshLearned(), LEARNED_POLL_MS);
+    this.learnedPoll.unref();
+    void this.refreshLearned();
+  }
+
+  private channel(): string {
+    return this.key('any', 'learned');
+  }
+
+  /** Whether a kind's calls can go without asking Redis: nothing configured for it or `any`, nothing learned. */
+  private open(kind: CallKind): boolean {
+    const { limits } = this.options;
+    const configured = limits[kind].perSecond > 0 || limits[kind].inFlight > 0 || limits.any.perSecond > 0 || limits.any.inFlight > 0;
+    return !configured && this.learnedUntil[kind] <= Date.now();
+  }
+
+  /** Whether a permit takes a place in flight in Redis (only where an in-flight limit is set). */
+  private tracksFlight(kind: CallKind): boolean {
+    return this.options.limits[kind].inFlight > 0 || this.options.limits.any.inFlight > 0;
+  }
+
+  private heard(kind: CallKind, ttlMs: number, via: 'message' | 'poll' | 'own'): void {
+    if (!LEARN_KINDS.includes(kind) || ttlMs <= 0) return;
+    const wasOpen = this.learnedUntil[kind] <= Date.now();
+    this.learnedUntil[kind] = Math.max(this.learnedUntil[kind], Date.now() + ttlMs);
+    if (wasOpen) {
+      this.options.log.log({ partnerLimits: { kind, learnedAtMs: Date.now(), via } }, `partner limits learned for ${kind} calls: this process now asks Redis before each one`);
+    }
+  }
+
+  private async refreshLearned(): Promise<void> {
+    const keys = LEARN_KINDS.flatMap((k) => [this.key(k, 'adapt'), this.key(k, 'pause')]);
+    const ttl = await this.guarded(() => this.redis.gateLearned(...keys));
+    if (ttl) LEARN_KINDS.forEach((k, i) => this.heard(k, Number(ttl[i]), 'poll'));
   }
 
   private key(scope: Scope | 'want', part?: string): string {
@@ -119,6 +203,7 @@ export class RedisCallGate implements CallGate {
   }
 
   async acquire(kind: CallKind, opts: AcquireOptions): Promise<CallPermit | HeldBack> {
+    if (this.open(kind)) return this.permit(kind, null, Date.now(), 0);
     const { limits, leaseMs, maxYieldMs } = this.options;
     const started = Date.now();
     const heldSince = opts.heldSince ?? started;
@@ -150,9 +235,10 @@ export class RedisCallGate implements CallGate {
             kind,
             yields ? 1 : 0,
             WANT_TTL_MS,
+            this.tracksFlight(kind) ? 1 : 0,
           ),
         );
-        if (!answer || answer[0] === 1) return this.permit(kind, answer ? id : null, askedAt);
+        if (!answer || answer[0] === 1) return this.permit(kind, answer ? id : null, askedAt, answer ? Number(answer[1]) : 0);
         const waitMs = Number(answer[1]);
         const reason = answer[2] as HeldBack['reason'];
         this.heldBack[kind][reason]++;
@@ -166,7 +252,12 @@ export class RedisCallGate implements CallGate {
     }
   }
 
-  private permit(kind: CallKind, id: string | null, askedAt: number): CallPermit {
+  /**
+   * `id`: the permit's id in Redis (null: given here, without asking Redis, or Redis did not answer);
+   * `admittedAtRedis`: when Redis admitted it (its clock; 0: it did not), so a 429 to a call sent before
+   * the fleet's last cut does not cut again.
+   */
+  private permit(kind: CallKind, id: string | null, askedAt: number, admittedAtRedis: number): CallPermit {
     let done = false;
     const grantedAt = Date.now();
     let checkedAt = askedAt;
@@ -176,9 +267,12 @@ export class RedisCallGate implements CallGate {
         return checkedAt;
       },
       recheck: async () => {
-        // A permit a few ms old saw the latest pause already: no round trip.
-        if (Date.now() - grantedAt < RECHECK_AFTER_MS) return 0;
         const at = Date.now();
+        // Given here and still nothing learned: nothing to ask. A permit a few ms old saw the latest pause already.
+        if ((id === null && this.open(kind)) || at - grantedAt < RECHECK_AFTER_MS) {
+          checkedAt = id === null ? at : checkedAt;
+          return 0;
+        }
         const paused = Number((await this.guarded(() => this.redis.gatePaused(this.key(kind, 'pause'), this.key('any', 'pause')))) ?? 0);
         checkedAt = at;
         return paused;
@@ -186,15 +280,16 @@ export class RedisCallGate implements CallGate {
       done: (result: CallResult) => {
         if (done) return;
         done = true;
-        void this.afterCall(kind, id, result);
+        void this.afterCall(kind, id, admittedAtRedis, result);
       },
     };
   }
 
-  private async afterCall(kind: CallKind, id: string | null, result: CallResult): Promise<void> {
+  private async afterCall(kind: CallKind, id: string | null, admittedAtRedis: number, result: CallResult): Promise<void> {
     const { limits } = this.options;
     const limited = result.httpStatus === 429;
-    if (id) {
+    if (result.sent && !limited) this.admitted[kind].add();
+    if (id && (this.tracksFlight(kind) || !result.sent || limited)) {
       await this.guarded(() =>
         this.redis.gateRelease(
           this.key(kind, 'bucket'),
@@ -206,26 +301,50 @@ export class RedisCallGate implements CallGate {
           result.sent ? 0 : 1,
           limits[kind].perSecond,
           limits.any.perSecond,
-          limited ? 1 : 0,
+          0,
         ),
       );
     }
-    if (result.retryAfterMs !== undefined && (limited || result.httpStatus === 503)) {
-      await this.pause(kind, result.retryAfterMs, result.httpStatus!);
-    } else if (limited) {
-      await this.slowDown(kind);
+    const retryAfterMs = result.retryAfterMs !== undefined && result.retryAfterMs > 0 ? result.retryAfterMs : 0;
+    if (limited || (result.httpStatus === 503 && retryAfterMs > 0)) await this.learn(kind, retryAfterMs, admittedAtRedis, result.httpStatus!);
+  }
+
+  /**
+   * The partner answered 429 (or 503 with Retry-After): the fleet learns from it (see LEARN in scripts.ts):
+   * a pause until the Retry-After, logged where it starts and ends, and a rate it may not exceed.
+   */
+  private async learn(kind: CallKind, retryAfterMs: number, admittedAtRedis: number, httpStatus: number): Promise<void> {
+    const answer = await this.guarded(() =>
+      this.redis.gateLearn(
+        this.key(kind, 'adapt'),
+        this.key(kind, 'bucket'),
+        this.key(kind, 'pause'),
+        this.key(kind, 'r429'),
+        this.options.limits[kind].perSecond,
+        this.options.floorPerSecond,
+        Math.round(retryAfterMs),
+        admittedAtRedis,
+        Math.floor(this.admitted[kind].lastSecond()),
+        this.channel(),
+        kind,
+        LEARNED_TTL_MS,
+        httpStatus === 429 ? 1 : 0,
+      ),
+    );
+    if (!answer) return;
+    this.heard(kind, LEARNED_TTL_MS, 'own');
+    const [paused, untilMs, cut, rate] = [Number(answer[0]), Number(answer[1]), Number(answer[2]), Number(answer[3])];
+    if (paused > 0) this.paused(kind, retryAfterMs, httpStatus, paused, new Date(untilMs));
+    if (cut === 1 && rate > 0) {
+      const how = retryAfterMs > 0 ? `answered ${httpStatus} with Retry-After` : `answered 429 without Retry-After`;
+      this.options.log.warn({ partnerBackoff: { kind, ratePerSecond: rate } }, `partner ${how}: ${kind} calls slowed to ${rate.toFixed(1)}/s fleet-wide, recovering step by step`);
     }
   }
 
-  /** Every process holds calls of `kind` back for `ms` (the partner's Retry-After); logged where it starts and ends. */
-  async pause(kind: CallKind, ms: number, httpStatus: number): Promise<void> {
-    if (ms <= 0) return;
-    const answer = await this.guarded(() => this.redis.gatePause(this.key(kind, 'pause'), Math.round(ms)));
-    if (!answer || answer[0] === 0) return;
-    const until = new Date(Number(answer[1]));
+  private paused(kind: CallKind, ms: number, httpStatus: number, how: number, until: Date): void {
     this.options.log.warn(
       { partnerPause: { kind, until: until.toISOString(), retryAfterMs: ms, httpStatus } },
-      answer[0] === 1 ? `partner asked for a pause: no ${kind} call from any worker until ${until.toISOString()}` : `partner pause of ${kind} calls lengthened to ${until.toISOString()}`,
+      how === 1 ? `partner asked for a pause: no ${kind} call from any worker until ${until.toISOString()}` : `partner pause of ${kind} calls lengthened to ${until.toISOString()}`,
     );
     clearTimeout(this.pauseTimers.get(kind));
     const timer = setTimeout(() => {
@@ -234,16 +353,6 @@ export class RedisCallGate implements CallGate {
     }, Math.max(0, until.getTime() - Date.now()));
     timer.unref();
     this.pauseTimers.set(kind, timer);
-  }
-
-  /** A 429 without Retry-After: the kind's rate is halved fleet-wide (at most once a second), then recovers. */
-  async slowDown(kind: CallKind): Promise<void> {
-    const answer = await this.guarded(() =>
-      this.redis.gateCut(this.key(kind, 'adapt'), this.key(kind, 'bucket'), this.options.limits[kind].perSecond, this.options.floorPerSecond),
-    );
-    if (answer?.[0] === 1) {
-      this.options.log.warn({ partnerBackoff: { kind, ratePerSecond: Number(answer[1]) } }, `partner answered 429 without Retry-After: ${kind} calls slowed to ${Number(answer[1]).toFixed(1)}/s fleet-wide, recovering step by step`);
-    }
   }
 
   /** Every scope as it stands in Redis now (the operations page, the metrics); null if Redis does not answer. */
@@ -271,6 +380,8 @@ export class RedisCallGate implements CallGate {
   /** Stops the pause timers and closes the connection (the gate owns the one it is given). */
   close(): void {
     for (const timer of this.pauseTimers.values()) clearTimeout(timer);
+    clearInterval(this.learnedPoll);
+    this.subscriber.disconnect();
     this.redis.disconnect();
   }
 

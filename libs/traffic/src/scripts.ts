@@ -6,12 +6,25 @@
  *                 (calls admitted per second)
  *   flight  zset  permit id -> expiry (a killed process's place frees itself once its call's lease is over)
  *   pause   string  until (ms): a Retry-After the partner asked for
- *   adapt   hash  rate, base, step, ts, cut: the adaptive rate after 429s without Retry-After (halved, then
- *                 raised by `step` per second until `base`, when it is dropped)
+ *   adapt   hash  rate, ts, fast, slow, ceil, cut: the rate learned from 429s (see LEARN): `rate` at `ts`,
+ *                 raised by `fast` per second up to KNEE x `ceil` (the rate at which the last 429 came), then
+ *                 by `slow`; ceil -1: none yet, doubled every second (a slow start); ceil 0: a configured
+ *                 rate's recovery, `fast` per second until back at it, when the hash is dropped
  *   r429    hash  minute -> 429s answered that minute
  * plus `want`, set while a creation is held back by the shared (`any`) limits: polls and re-checks yield
  * to it (unless urgent). All keys carry one hash tag, so a Redis Cluster keeps them in one slot.
  */
+
+/**
+ * A learned rate climbs fast back to this share of the rate at which the partner last answered 429, then
+ * slowly past it (a probe): the partner's own bucket absorbs the small excess for many seconds, so the
+ * next 429 comes rarely, and each one costs a cut of a tenth (see LEARN).
+ */
+export const KNEE = 0.97;
+/** The learned rate after a 429: this share of the rate in force when it came (a configured rate is halved instead). */
+export const LEARNED_CUT = 0.9;
+/** Above the knee a learned rate rises by this share of the last 429's rate per second. */
+export const PROBE_SHARE_PER_SECOND = 1 / 300;
 
 /** Shared by the scripts: now (ms, Redis's clock), the effective rate of a scope, the tokens of a bucket. */
 const COMMON = `
@@ -19,14 +32,26 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 local function effrate(adaptKey, configured)
-  local a = redis.call('HMGET', adaptKey, 'rate', 'base', 'step', 'ts')
+  local a = redis.call('HMGET', adaptKey, 'rate', 'ts', 'fast', 'slow', 'ceil')
   if not a[1] then return configured end
-  local r = tonumber(a[1]) + tonumber(a[3]) * (now - tonumber(a[4])) / 1000
-  if r >= tonumber(a[2]) then
+  local rate, fast, slow, ceil = tonumber(a[1]), tonumber(a[3]), tonumber(a[4]) or 0, tonumber(a[5]) or 0
+  local dt = math.max(0, now - tonumber(a[2])) / 1000
+  local r
+  local knee = ceil * ${KNEE}
+  if ceil < 0 then
+    r = rate * 2 ^ math.min(dt, 20)
+  elseif ceil == 0 then
+    r = rate + fast * dt
+  elseif rate >= knee then
+    r = rate + slow * dt
+  else
+    local t1 = (knee - rate) / fast
+    if dt <= t1 then r = rate + fast * dt else r = knee + slow * (dt - t1) end
+  end
+  if configured > 0 and r >= configured then
     redis.call('DEL', adaptKey)
     return configured
   end
-  if configured > 0 and configured < r then return configured end
   return r
 end
 
@@ -41,8 +66,9 @@ end
 
 /**
  * KEYS: bucket, flight, pause, adapt of the kind; the same of `any`; want.
- * ARGV: permit id, lease ms, kind rate, kind in flight, any rate, any in flight (0: unlimited), kind, yields (1/0), want ttl ms.
- * Returns {1, 0, 'ok'} (the permit is in both flight sets) or {0, wait ms, reason}.
+ * ARGV: permit id, lease ms, kind rate, kind in flight, any rate, any in flight (0: unlimited), kind, yields (1/0), want ttl ms,
+ * track in flight (1/0: only where an in-flight limit is set does a permit take a place, and give it back).
+ * Returns {1, now, 'ok'} (the permit is in both flight sets if tracked; now: Redis's clock) or {0, wait ms, reason}.
  */
 export const ACQUIRE = `${COMMON}
 local kind = ARGV[7]
@@ -96,12 +122,14 @@ local function take(bucket, flight, rate, tok)
     redis.call('HINCRBY', bucket, 'cnt', 1)
   end
   redis.call('PEXPIRE', bucket, 600000)
-  redis.call('ZADD', flight, now + tonumber(ARGV[2]), ARGV[1])
-  redis.call('PEXPIRE', flight, tonumber(ARGV[2]) + 60000)
+  if ARGV[10] == '1' then
+    redis.call('ZADD', flight, now + tonumber(ARGV[2]), ARGV[1])
+    redis.call('PEXPIRE', flight, tonumber(ARGV[2]) + 60000)
+  end
 end
 take(KEYS[5], KEYS[6], arate, atok)
 take(KEYS[1], KEYS[2], krate, ktok)
-return {1, 0, 'ok'}
+return {1, now, 'ok'}
 `;
 
 /**
@@ -137,37 +165,81 @@ end
 return longest
 `;
 
-/** KEYS: pause of the kind. ARGV: ms. Returns {1 if this call started or lengthened the pause, until}. */
-export const PAUSE = `${COMMON}
-local untilMs = now + tonumber(ARGV[1])
-local current = tonumber(redis.call('GET', KEYS[1]) or '0')
-if untilMs <= current then return {0, current} end
-redis.call('SET', KEYS[1], untilMs, 'PX', tonumber(ARGV[1]) + 1000)
-return {current <= now and 1 or 2, untilMs}
+/**
+ * The partner answered a call of the kind 429 (or 503 with Retry-After): what the fleet learns from it.
+ *  - Retry-After: the kind is paused until then, and the release after the pause is paced (the bucket is
+ *    empty at its end and fills at the rate in force), not a burst from every worker;
+ *  - the rate (at most one cut a second, and none for a call admitted before the last cut: it was sent at
+ *    the old rate): a configured rate is halved on a 429 without Retry-After (with one, the pause is
+ *    the answer), never below the floor, and recovers linearly to itself;
+ *    without one, the first 429 starts at `seed` (what this process alone got through in the last second, a
+ *    lower bound of the partner's rate), doubled every second until the next 429; from then on each
+ *    429 cuts the rate in force by a tenth and remembers it as the ceiling (see effrate).
+ * KEYS: adapt, bucket, pause, r429 of the kind. ARGV: configured rate, floor, Retry-After ms (0: none),
+ * the permit's admission (Redis ms; 0: admitted without asking Redis), seed, channel, kind, learned ttl ms,
+ * counts as a 429 (1/0).
+ * Returns {pause (0: none, 1: started, 2: lengthened), pause until, cut (1/0), rate in force}; publishes the
+ * kind on the channel when it started a pause or cut the rate (every gate then asks Redis for that kind).
+ */
+export const LEARN = `${COMMON}
+local configured = tonumber(ARGV[1])
+local floor = tonumber(ARGV[2])
+local ra = tonumber(ARGV[3])
+local admitted = tonumber(ARGV[4])
+local ttl = tonumber(ARGV[8])
+if ARGV[9] == '1' then
+  redis.call('HINCRBY', KEYS[4], tostring(math.floor(now / 60000)), 1)
+  redis.call('PEXPIRE', KEYS[4], 3660000)
+end
+local paused, untilMs = 0, 0
+if ra > 0 then
+  untilMs = now + ra
+  local current = tonumber(redis.call('GET', KEYS[3]) or '0')
+  if untilMs > current then
+    redis.call('SET', KEYS[3], untilMs, 'PX', ra + 1000)
+    if current <= now then paused = 1 else paused = 2 end
+    redis.call('HSET', KEYS[2], 'tokens', '0', 'ts', untilMs)
+    redis.call('PEXPIRE', KEYS[2], 600000)
+  else
+    untilMs = current
+  end
+end
+local last = tonumber(redis.call('HGET', KEYS[1], 'cut') or '0')
+local exists = redis.call('EXISTS', KEYS[1]) == 1
+local cut = 0
+if now - last >= 1000 and admitted >= last and not (configured > 0 and ra > 0) then
+  cut = 1
+  if configured > 0 then
+    local current = effrate(KEYS[1], configured)
+    redis.call('HSET', KEYS[1], 'rate', tostring(math.max(floor, current / 2)), 'ts', now, 'fast', tostring(math.max(0.1, configured / 20)), 'slow', '0', 'ceil', '0', 'cut', now)
+  elseif not exists then
+    local seed = math.max(floor, tonumber(ARGV[5]))
+    redis.call('HSET', KEYS[1], 'rate', tostring(seed), 'ts', now, 'fast', '0', 'slow', '0', 'ceil', '-1', 'cut', now)
+  else
+    local current = effrate(KEYS[1], 0)
+    redis.call('HSET', KEYS[1], 'rate', tostring(math.max(floor, current * ${LEARNED_CUT})), 'ts', now,
+      'fast', tostring(math.max(1, current / 5)), 'slow', tostring(math.max(0.05, current * ${PROBE_SHARE_PER_SECOND})), 'ceil', tostring(current), 'cut', now)
+  end
+end
+if redis.call('EXISTS', KEYS[1]) == 1 and configured <= 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
+if configured > 0 and cut == 1 then redis.call('PEXPIRE', KEYS[1], 600000) end
+if paused > 0 or cut == 1 then redis.call('PUBLISH', ARGV[6], ARGV[7]) end
+return {paused, untilMs, cut, tostring(effrate(KEYS[1], configured))}
 `;
 
 /**
- * A 429 without Retry-After: halve the kind's rate (the configured one, the adaptive one, or without
- * either the rate admitted in the last second), never below the floor; at most once a second.
- * KEYS: adapt, bucket of the kind. ARGV: configured rate, floor. Returns {1 if cut, new rate}.
+ * Which kinds have a learned rate or a pause, for a gate that missed a message (or just started).
+ * KEYS: adapt and pause of create, poll, read (in that order). Returns for each kind the ms its learned
+ * state still lasts (0: none).
  */
-export const CUT = `${COMMON}
-local configured = tonumber(ARGV[1])
-local floor = tonumber(ARGV[2])
-local last = tonumber(redis.call('HGET', KEYS[1], 'cut') or '0')
-if now - last < 1000 then return {0, tostring(effrate(KEYS[1], configured))} end
-local current = effrate(KEYS[1], configured)
-if current <= 0 then
-  local b = redis.call('HMGET', KEYS[2], 'cnt', 'prev')
-  current = math.max(tonumber(b[1]) or 0, tonumber(b[2]) or 0, floor)
+export const LEARNED = `${COMMON}
+local out = {}
+for i = 1, #KEYS, 2 do
+  local a = redis.call('PTTL', KEYS[i])
+  local p = tonumber(redis.call('GET', KEYS[i + 1]) or '0') - now
+  out[#out + 1] = math.max(a, p, 0)
 end
-local base = configured
-if base <= 0 then base = math.max(current * 2, floor * 2) end
-local rate = math.max(floor, current / 2)
-local step = math.max(0.1, base / 20)
-redis.call('HSET', KEYS[1], 'rate', tostring(rate), 'base', tostring(base), 'step', tostring(step), 'ts', now, 'cut', now)
-redis.call('PEXPIRE', KEYS[1], 600000)
-return {1, tostring(rate)}
+return out
 `;
 
 /**

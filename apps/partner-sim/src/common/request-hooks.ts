@@ -42,7 +42,8 @@ export function registerRequestHooks(fastify: FastifyInstance, state: SimStateSe
     // The partner's rate limits (SIM_LIMITS, PUT /_sim/limits): beyond them, 429 before anything is done.
     const admission = state.limiter.admit(limitKindOf(req.method, path));
     if (!admission.ok) {
-      const answer = new PartnerError(429, 'rate_limited', 'Too many requests: slow down', { 'retry-after': String(admission.retryAfterS) }).toAnswer();
+      // retry_after_s 0: a 429 without Retry-After (the spec does not show whether the partner sends one).
+      const answer = new PartnerError(429, 'rate_limited', 'Too many requests: slow down', admission.retryAfterS > 0 ? { 'retry-after': String(admission.retryAfterS) } : {}).toAnswer();
       return reply.code(answer.status).headers(answer.headers ?? {}).send(answer.body);
     }
     reply.raw.once('finish', admission.release);
