@@ -563,6 +563,155 @@ async function fairness(ctx: BenchContext, apiUrl: string, sim: SimClient, partn
   }
 }
 
+// ---------------------------------------------------------------------------------------------------------
+// Learned limits: a partner whose limits nobody told us
+
+interface LearnedRun {
+  rate: number;
+  retryAfterS: number;
+  workers: number;
+  orders: number;
+  /** Cards stored/s between 5 % and 95 % of them, against the partner's limit. */
+  steadyPerS: number;
+  ratio: number;
+  creations: { admitted: number; refused: number };
+  refusedShare: number;
+  totalS: number;
+  /** The rates the workers logged as learned (partnerBackoff), in order. */
+  learnedRates: number[];
+  pauses: number;
+  /** Per second from the workers' start: [admitted, refused] creations, as the partner saw them. */
+  perSecond: [number, number][];
+}
+
+/**
+ * No PARTNER_LIMITS: the partner takes `rate` creations/s (a bucket of one second) and answers 429 beyond,
+ * with Retry-After (retryAfterS) or without it (0). Sync orders (one creation per card), created with no
+ * worker, then `workers` worker processes until every card is stored. The fleet must find the rate itself.
+ */
+async function learnedRun(ctx: BenchContext, apiUrl: string, sim: SimClient, rate: number, retryAfterS: number, workers: number): Promise<LearnedRun> {
+  const { stack, settings: s } = ctx;
+  const n = Math.max(200, Math.round(rate * s.learnedSeconds));
+  await stack.reset();
+  await createOrders({ url: apiUrl, apiKey: stack.apiKey, count: n, mode: 'sync', concurrency: 16, prefix: `learn${rate}r${retryAfterS}w${workers}` });
+  await sim.setLimits({ create: { per_second: rate, retry_after_s: retryAfterS } }); // (its counts start again here)
+  const since = Date.now();
+  const procs: Running[] = [];
+  for (let i = 0; i < workers; i++) procs.push(await stack.startWorker(`worker-learned-${rate}-${retryAfterS}-${workers}w-${i + 1}`, { PARTNER_LIMITS: '{}' }, false));
+  const marks: { at: number; done: number }[] = [];
+  try {
+    const deadline = Date.now() + (n / rate) * 3_000 + 60_000;
+    for (;;) {
+      const done = await count(ctx, 'SELECT count(*) AS n FROM cards');
+      marks.push({ at: Date.now(), done });
+      if (done >= n) break;
+      if (Date.now() > deadline) throw new Error(`learned limits ${rate}/s, Retry-After ${retryAfterS}, ${workers} workers: only ${done} of ${n} cards after ${((Date.now() - since) / 1000).toFixed(0)} s`);
+      await sleep(200);
+    }
+  } finally {
+    await stopAll(procs);
+  }
+  const view = await sim.limits();
+  // Per second from the workers' start: creations the partner admitted / refused (the learning, as it saw it).
+  const perSecond: [number, number][] = [];
+  for (const c of (await ledgerSince(sim, since)).filter(isCreation)) {
+    const i = Math.floor((ms(c.at) - since) / 1000);
+    while (perSecond.length <= i) perSecond.push([0, 0]);
+    perSecond[i]![c.status === 429 ? 1 : 0]++;
+  }
+  // 5 % to 95 %: the last orders are those a 429 sent to wait for the spec's interval (a tail of retries,
+  // not of the rate learned).
+  const from = marks.find((m) => m.done >= Math.max(1, n * 0.05))!;
+  const to = marks.find((m) => m.done >= n * 0.95)!;
+  const steadyPerS = (to.done - from.done) / Math.max(0.001, (to.at - from.at) / 1000);
+  const learnedRates: number[] = [];
+  let pauses = 0;
+  for (const proc of procs) {
+    let text = '';
+    try {
+      text = readFileSync(proc.proc.logFile, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n')) {
+      if (line.includes('"partnerBackoff"')) learnedRates.push(Number((JSON.parse(line) as { partnerBackoff: { ratePerSecond: number } }).partnerBackoff.ratePerSecond.toFixed(1)));
+      if (line.includes('"partnerPause"') && line.includes('"until"')) pauses++;
+    }
+  }
+  const { admitted: ok, refused } = view.counts.create;
+  return {
+    rate,
+    retryAfterS,
+    workers,
+    orders: n,
+    steadyPerS,
+    ratio: steadyPerS / rate,
+    creations: { admitted: ok, refused },
+    refusedShare: refused / Math.max(1, ok + refused),
+    totalS: (marks.at(-1)!.at - since) / 1000,
+    learnedRates,
+    pauses,
+    perSecond,
+  };
+}
+
+async function learnedLimits(ctx: BenchContext): Promise<Figure[]> {
+  const { stack, settings: s, log } = ctx;
+  await stack.reset();
+  const sim = await stack.startSim({ SIM_SYNC_DELAY_MS: '0' });
+  const api = await stack.startApi({});
+  const runs: LearnedRun[] = [];
+  try {
+    log(`  learned: no PARTNER_LIMITS; the partner takes R creations/s (R in ${s.learnedRates.join(', ')}), 429 beyond with Retry-After: 1 or without; R x ${s.learnedSeconds} s of sync orders (at least 200), 1 and 3 workers; cards/s between 5 and 95 % of them`);
+    for (const rate of s.learnedRates) {
+      for (const retryAfterS of [1, 0]) {
+        for (const workers of [1, 3]) {
+          const run = await learnedRun(ctx, api.url, sim, rate, retryAfterS, workers);
+          runs.push(run);
+          log(
+            `  learned ${rate}/s, ${retryAfterS ? 'Retry-After: 1' : 'no Retry-After'}, ${workers} worker${workers > 1 ? 's' : ''}: ${run.steadyPerS.toFixed(1)} cards/s (${run.ratio.toFixed(2)} of the limit), ` +
+              `429s ${(100 * run.refusedShare).toFixed(1)} % of ${run.creations.admitted + run.creations.refused} creations, ${run.pauses} pauses, ${run.orders} orders in ${run.totalS.toFixed(1)} s; ` +
+              `rates learned: ${run.learnedRates.slice(0, 8).join(', ')}${run.learnedRates.length > 8 ? `, ... (${run.learnedRates.length})` : ''}`,
+          );
+          log(`    per second, admitted/refused: ${run.perSecond.map(([a, r]) => `${a}/${r}`).join(' ')}`);
+        }
+      }
+    }
+  } finally {
+    await api.proc.stop();
+  }
+  ctx.details.limitsLearned = { seconds: s.learnedSeconds, runs };
+  return runs.flatMap((r) => {
+    const who = `${r.rate}/s, ${r.retryAfterS ? 'Retry-After: 1' : 'no Retry-After'}, ${r.workers} worker${r.workers > 1 ? 's' : ''}`;
+    return [
+      figure({
+        bench: 'limits',
+        figure: `learned limit (none configured): cards stored/s, partner at ${who}`,
+        value: r.steadyPerS,
+        unit: '/s',
+        baseline: r.rate,
+        baselineLabel: "partner's limit",
+        target: 'ratio >= 0.9',
+        pass: r.ratio >= 0.9,
+        note: `${r.orders} sync orders, 5-95 % of the cards; rates learned ${r.learnedRates.slice(0, 5).join(', ')}${r.learnedRates.length > 5 ? ', ...' : ''}`,
+      }),
+      figure({
+        bench: 'limits',
+        figure: `learned limit: partner 429s, share of creation calls, ${who}`,
+        value: 100 * r.refusedShare,
+        unit: '%',
+        baseline: r.creations.admitted + r.creations.refused,
+        baselineUnit: 'calls',
+        baselineLabel: 'creation calls',
+        target: '<= 10 %',
+        pass: r.refusedShare <= 0.1,
+        ratio: null,
+        note: `${r.creations.refused} refused of ${r.creations.admitted + r.creations.refused}; ${r.pauses} pauses`,
+      }),
+    ];
+  });
+}
+
 export async function limitsBench(ctx: BenchContext): Promise<Figure[]> {
   const { stack, settings: s, log } = ctx;
   const full = s.limitsOrders >= 2000 && s.limitsPending >= 10_000 && s.limitsNew >= 500;
@@ -589,6 +738,7 @@ export async function limitsBench(ctx: BenchContext): Promise<Figure[]> {
     }
   }
   if (parts.includes('starvation')) figures.push(...(await starvation(ctx)));
+  if (parts.includes('learned')) figures.push(...(await learnedLimits(ctx)));
   ctx.details.limits = { orders: s.limitsOrders, pending: s.limitsPending, newOrders: s.limitsNew, rate: s.limitsRate, issueSizes: full };
   return figures;
 }

@@ -25,8 +25,12 @@ export interface BenchSettings {
   /** BENCH_FAIR_BULK and BENCH_FAIR_SECOND: the fairness run's bulk import, and the second client's orders after it. */
   fairBulk: number;
   fairSecond: number;
-  /** BENCH_LIMITS_PARTS: which runs of the limits bench (limited, storm, starvation, fairness; default all). */
+  /** BENCH_LIMITS_PARTS: which runs of the limits bench (limited, storm, starvation, fairness, learned; default all). */
   limitsParts: string[];
+  /** BENCH_LEARNED_RATES: the partner limits (creations/s) the learned part plays, none given to cardpull. */
+  learnedRates: number[];
+  /** BENCH_LEARNED_SECONDS: each learned run's orders, in seconds of the partner's limit (at least 100 orders). */
+  learnedSeconds: number;
   /** BENCH_SKIP_BUILD: use dist/ as it is. */
   skipBuild: boolean;
   /** BENCH_ADMIN_PAGES: during the intake bench's API rounds, an operator keeps the overview, the charts and a filter open, reloading every 2 s. */
@@ -62,7 +66,13 @@ export function settingsFromEnv(env = process.env): BenchSettings {
     limitsNew: int('BENCH_LIMITS_NEW', 500, 20),
     fairBulk: int('BENCH_FAIR_BULK', 5_000, 100),
     fairSecond: int('BENCH_FAIR_SECOND', 50, 5),
-    limitsParts: parts('BENCH_LIMITS_PARTS', ['limited', 'storm', 'starvation', 'fairness']),
+    limitsParts: parts('BENCH_LIMITS_PARTS', ['limited', 'storm', 'starvation', 'fairness', 'learned']),
+    learnedRates: (env.BENCH_LEARNED_RATES ?? '5,50,200').split(',').map((r) => {
+      const n = Number(r.trim());
+      if (!Number.isFinite(n) || n < 1) throw new Error(`BENCH_LEARNED_RATES=${env.BENCH_LEARNED_RATES}: a comma-separated list of rates >= 1`);
+      return n;
+    }),
+    learnedSeconds: int('BENCH_LEARNED_SECONDS', 20, 5),
     skipBuild: ['1', 'true', 'yes'].includes((env.BENCH_SKIP_BUILD ?? '').toLowerCase()),
     adminPages: ['1', 'true', 'yes'].includes((env.BENCH_ADMIN_PAGES ?? '').toLowerCase()),
   };

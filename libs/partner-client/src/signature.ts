@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 /**
  * The partner's request signature (spec, Authentication).
@@ -54,8 +54,17 @@ export function signingToken(p: TokenParts): string {
   return parts.join('+');
 }
 
+/** The shared key as a KeyObject, made once per key (not parsed from hex on every call). */
+const keyObjects = new Map<string, KeyObject>();
+
 export function hmacHex(token: string, sharedKeyHex: string): string {
-  return createHmac('sha256', Buffer.from(sharedKeyHex, 'hex')).update(token, 'utf8').digest('hex');
+  let key = keyObjects.get(sharedKeyHex);
+  if (!key) {
+    if (keyObjects.size > 16) keyObjects.clear();
+    key = createSecretKey(Buffer.from(sharedKeyHex, 'hex'));
+    keyObjects.set(sharedKeyHex, key);
+  }
+  return createHmac('sha256', key).update(token, 'utf8').digest('hex');
 }
 
 export interface AuthorizationParts {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import type { AcquireOptions, CallGate, CallKind, CallPermit, CallResult, HeldBack } from '@cardpull/partner-client';
+import { isHeldBack, type AcquireOptions, type CallGate, type CallKind, type CallPermit, type CallResult, type HeldBack } from '@cardpull/partner-client';
 import { ACQUIRE, LEARN, LEARNED, PAUSED, RELEASE, SNAPSHOT } from './scripts';
 import { SCOPES, type PartnerLimits, type Scope } from './limits';
 
@@ -84,6 +84,56 @@ type Scripts = Redis & {
   gateSnapshot(...args: (string | number)[]): Promise<[string, number, number, number, number, number]>;
 };
 
+/** Calls of a kind a process lets be in flight, without limits, before it has seen them answered (see OpenWindow). */
+export const OPEN_START_IN_FLIGHT = 4;
+const OPEN_UNLIMITED_FROM = 256;
+
+/**
+ * A kind's calls in flight in this process while nothing limits it (no round trip to Redis): a slow start,
+ * so that a partner whose limits nobody told us is not met with every worker slot at once. The window
+ * doubles each time as many calls as it holds were answered without a 429, and is gone from
+ * OPEN_UNLIMITED_FROM (after about 250 calls answered).
+ */
+class OpenWindow {
+  private inFlight = 0;
+  private cap = OPEN_START_IN_FLIGHT;
+  private answered = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  tryEnter(): boolean {
+    if (this.inFlight >= this.cap) return false;
+    this.inFlight++;
+    return true;
+  }
+
+  /** Waits for a place up to `ms`; whether it got one. */
+  async enter(ms: number): Promise<boolean> {
+    const until = Date.now() + ms;
+    while (!this.tryEnter()) {
+      const left = until - Date.now();
+      if (left <= 0) return false;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, left);
+        function done() {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.waiting.push(done);
+      });
+    }
+    return true;
+  }
+
+  leave(answeredWithout429: boolean): void {
+    this.inFlight--;
+    if (answeredWithout429 && this.cap !== Infinity && ++this.answered >= this.cap) {
+      this.cap = this.cap * 2 >= OPEN_UNLIMITED_FROM ? Infinity : this.cap * 2;
+      this.answered = 0;
+    }
+    for (const wake of this.waiting.splice(0)) wake();
+  }
+}
+
 /** Calls of a kind this process got through (not refused with 429) in the current and the previous second. */
 class Admitted {
   private sec = 0;
@@ -118,7 +168,8 @@ class Admitted {
  * (logged): the orders' safety never depends on it.
  *
  * A kind with no configured limit (PARTNER_LIMITS: neither its own nor `any`) and nothing learned costs no
- * Redis round trip at all: its permits are given here. Its first 429 (or 503 with Retry-After) is learned
+ * Redis round trip at all: its permits are given here (after a slow start of the calls in flight, see
+ * OpenWindow). Its first 429 (or 503 with Retry-After) is learned
  * fleet-wide (LEARN: a pause, a paced release after it, a rate that starts at what this process got through
  * and climbs until the partner refuses again) and published; every gate then asks Redis for that kind (one
  * script per call) until LEARNED_TTL_MS after its last 429. A gate that missed the message finds the
@@ -138,6 +189,7 @@ export class RedisCallGate implements CallGate {
   /** Until when (this process's clock) each kind is limited by what the fleet learned; 0: not. */
   private readonly learnedUntil: Record<CallKind, number> = { create: 0, poll: 0, read: 0 };
   private readonly admitted: Record<CallKind, Admitted> = { create: new Admitted(), poll: new Admitted(), read: new Admitted() };
+  private readonly openWindow: Record<CallKind, OpenWindow> = { create: new OpenWindow(), poll: new OpenWindow(), read: new OpenWindow() };
   private readonly subscriber: Redis | Cluster;
   private readonly learnedPoll: NodeJS.Timeout;
 
@@ -203,7 +255,11 @@ export class RedisCallGate implements CallGate {
   }
 
   async acquire(kind: CallKind, opts: AcquireOptions): Promise<CallPermit | HeldBack> {
-    if (this.open(kind)) return this.permit(kind, null, Date.now(), 0);
+    if (this.open(kind)) {
+      const window = this.openWindow[kind];
+      if (!window.tryEnter() && !(await window.enter(opts.maxWaitMs))) return { heldBack: true, waitMs: LOCAL_TURN_MS * 2, reason: 'in_flight' };
+      return this.permit(kind, null, Date.now(), 0, window);
+    }
     const { limits, leaseMs, maxYieldMs } = this.options;
     const started = Date.now();
     const heldSince = opts.heldSince ?? started;
@@ -257,22 +313,34 @@ export class RedisCallGate implements CallGate {
    * `admittedAtRedis`: when Redis admitted it (its clock; 0: it did not), so a 429 to a call sent before
    * the fleet's last cut does not cut again.
    */
-  private permit(kind: CallKind, id: string | null, askedAt: number, admittedAtRedis: number): CallPermit {
+  private permit(kind: CallKind, id: string | null, askedAt: number, admittedAtRedis: number, window?: OpenWindow): CallPermit {
     let done = false;
     const grantedAt = Date.now();
     let checkedAt = askedAt;
+    /** A permit given here while the kind was open, asked of Redis again once the fleet learned a limit. */
+    let reasked: CallPermit | null = null;
     return {
       kind,
       get checkedAt() {
-        return checkedAt;
+        return reasked?.checkedAt ?? checkedAt;
       },
       recheck: async () => {
         const at = Date.now();
-        // Given here and still nothing learned: nothing to ask. A permit a few ms old saw the latest pause already.
-        if ((id === null && this.open(kind)) || at - grantedAt < RECHECK_AFTER_MS) {
-          checkedAt = id === null ? at : checkedAt;
+        if (window) {
+          // Given here, without Redis. Still nothing learned: nothing to ask. Learned since: the call is
+          // one of the fleet's now, and asks for a token like any (held back: it goes later, not now).
+          if (this.open(kind)) {
+            checkedAt = at;
+            return 0;
+          }
+          if (reasked) return reasked.recheck();
+          const got = await this.acquire(kind, { maxWaitMs: 0, urgent: true });
+          if (isHeldBack(got)) return Math.max(1, got.waitMs);
+          reasked = got;
           return 0;
         }
+        // A permit a few ms old saw the latest pause already: no round trip.
+        if (at - grantedAt < RECHECK_AFTER_MS) return 0;
         const paused = Number((await this.guarded(() => this.redis.gatePaused(this.key(kind, 'pause'), this.key('any', 'pause')))) ?? 0);
         checkedAt = at;
         return paused;
@@ -280,7 +348,9 @@ export class RedisCallGate implements CallGate {
       done: (result: CallResult) => {
         if (done) return;
         done = true;
-        void this.afterCall(kind, id, admittedAtRedis, result);
+        window?.leave(result.sent && result.httpStatus !== 429);
+        if (reasked) reasked.done(result);
+        else void this.afterCall(kind, id, admittedAtRedis, result);
       },
     };
   }

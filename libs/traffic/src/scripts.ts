@@ -6,10 +6,12 @@
  *                 (calls admitted per second)
  *   flight  zset  permit id -> expiry (a killed process's place frees itself once its call's lease is over)
  *   pause   string  until (ms): a Retry-After the partner asked for
- *   adapt   hash  rate, ts, fast, slow, ceil, cut: the rate learned from 429s (see LEARN): `rate` at `ts`,
- *                 raised by `fast` per second up to KNEE x `ceil` (the rate at which the last 429 came), then
- *                 by `slow`; ceil -1: none yet, doubled every second (a slow start); ceil 0: a configured
- *                 rate's recovery, `fast` per second until back at it, when the hash is dropped
+ *   adapt   hash  rate, ts, fast, slow, ceil, cut, rwin, rcnt, rprev (429s per second), pend (the last
+ *                 pause's end): the rate learned
+ *                 from 429s (see LEARN): `rate` at `ts`,
+ *                 raised by `fast` per second up to KNEE x `ceil` (the partner's rate as the last 429 showed
+ *                 it), then by `slow`; ceil -1: none known yet, doubled every second (a slow start); ceil 0:
+ *                 a configured rate's recovery, `fast` per second until back at it, when the hash is dropped
  *   r429    hash  minute -> 429s answered that minute
  * plus `want`, set while a creation is held back by the shared (`any`) limits: polls and re-checks yield
  * to it (unless urgent). All keys carry one hash tag, so a Redis Cluster keeps them in one slot.
@@ -21,10 +23,18 @@
  * next 429 comes rarely, and each one costs a cut of a tenth (see LEARN).
  */
 export const KNEE = 0.97;
-/** The learned rate after a 429: this share of the rate in force when it came (a configured rate is halved instead). */
-export const LEARNED_CUT = 0.9;
+/**
+ * The learned rate after a 429 when the last second cannot tell the partner's rate (a pause in it: with
+ * Retry-After, the partner's bucket refills while we wait, and hides its rate): this share of the rate in
+ * force when it came (a configured rate is halved instead).
+ */
+export const LEARNED_CUT = 0.75;
+/** ... and the ceiling it climbs back towards then: this share of that rate (which proved too high). */
+export const LEARNED_CEIL = 0.85;
+/** After a 429, a learned rate goes to this share of what the partner let through in the last second. */
+export const THROUGH_SHARE = 0.95;
 /** Above the knee a learned rate rises by this share of the last 429's rate per second. */
-export const PROBE_SHARE_PER_SECOND = 1 / 300;
+export const PROBE_SHARE_PER_SECOND = 1 / 100;
 
 /** Shared by the scripts: now (ms, Redis's clock), the effective rate of a scope, the tokens of a bucket. */
 const COMMON = `
@@ -113,7 +123,7 @@ local function take(bucket, flight, rate, tok)
   if rate > 0 then redis.call('HSET', bucket, 'tokens', tostring(tok - 1), 'ts', now) end
   local sec = math.floor(now / 1000)
   local b = redis.call('HMGET', bucket, 'win', 'cnt')
-  local win = tonumber(b[1]) or sec
+  local win = tonumber(b[1])
   if win ~= sec then
     local prev = 0
     if win == sec - 1 then prev = tonumber(b[2]) or 0 end
@@ -172,9 +182,15 @@ return longest
  *  - the rate (at most one cut a second, and none for a call admitted before the last cut: it was sent at
  *    the old rate): a configured rate is halved on a 429 without Retry-After (with one, the pause is
  *    the answer), never below the floor, and recovers linearly to itself;
- *    without one, the first 429 starts at `seed` (what this process alone got through in the last second, a
- *    lower bound of the partner's rate), doubled every second until the next 429; from then on each
- *    429 cuts the rate in force by a tenth and remembers it as the ceiling (see effrate).
+ *    without one, the first 429 starts at half of `seed` (what this process alone got through in the last
+ *    second, which may include the partner's whole bucket), doubled every second until the next 429
+ *    (not while paused); from then on
+ *    each 429 takes the rate to THROUGH_SHARE of what the partner let through in the last whole second
+ *    (calls admitted here less their 429s: refusing, its bucket was empty, so that is its rate), or, when
+ *    that second says nothing (a pause in it), cuts the rate in force to LEARNED_CUT (its ceiling then
+ *    LEARNED_CEIL of it); never by more than half
+ *    at once; either is remembered as the ceiling
+ *    the rate climbs back towards (see effrate).
  * KEYS: adapt, bucket, pause, r429 of the kind. ARGV: configured rate, floor, Retry-After ms (0: none),
  * the permit's admission (Redis ms; 0: admitted without asking Redis), seed, channel, kind, learned ttl ms,
  * counts as a 429 (1/0).
@@ -191,7 +207,7 @@ if ARGV[9] == '1' then
   redis.call('HINCRBY', KEYS[4], tostring(math.floor(now / 60000)), 1)
   redis.call('PEXPIRE', KEYS[4], 3660000)
 end
-local paused, untilMs = 0, 0
+local paused, untilMs, pauseEnd = 0, 0, 0
 if ra > 0 then
   untilMs = now + ra
   local current = tonumber(redis.call('GET', KEYS[3]) or '0')
@@ -200,6 +216,7 @@ if ra > 0 then
     if current <= now then paused = 1 else paused = 2 end
     redis.call('HSET', KEYS[2], 'tokens', '0', 'ts', untilMs)
     redis.call('PEXPIRE', KEYS[2], 600000)
+    pauseEnd = untilMs
   else
     untilMs = current
   end
@@ -213,12 +230,44 @@ if now - last >= 1000 and admitted >= last and not (configured > 0 and ra > 0) t
     local current = effrate(KEYS[1], configured)
     redis.call('HSET', KEYS[1], 'rate', tostring(math.max(floor, current / 2)), 'ts', now, 'fast', tostring(math.max(0.1, configured / 20)), 'slow', '0', 'ceil', '0', 'cut', now)
   elseif not exists then
-    local seed = math.max(floor, tonumber(ARGV[5]))
+    -- Half of what this process got through: that second may hold the partner's whole bucket besides its rate.
+    local seed = math.max(floor, tonumber(ARGV[5]) / 2)
     redis.call('HSET', KEYS[1], 'rate', tostring(seed), 'ts', now, 'fast', '0', 'slow', '0', 'ceil', '-1', 'cut', now)
   else
+    -- What the partner let through in the last whole second: the calls admitted here then, less its 429s.
+    -- Refusing some, its bucket was empty: that is its rate. Not trusted when a pause was in that second.
+    local sec = math.floor(now / 1000)
+    local function lastWhole(win, cnt, prev)
+      win = tonumber(win)
+      if win == sec then return tonumber(prev) or 0 elseif win == sec - 1 then return tonumber(cnt) or 0 end
+      return 0
+    end
+    local b = redis.call('HMGET', KEYS[2], 'win', 'cnt', 'prev')
+    local r = redis.call('HMGET', KEYS[1], 'rwin', 'rcnt', 'rprev')
+    local through = lastWhole(b[1], b[2], b[3]) - lastWhole(r[1], r[2], r[3])
     local current = effrate(KEYS[1], 0)
-    redis.call('HSET', KEYS[1], 'rate', tostring(math.max(floor, current * ${LEARNED_CUT})), 'ts', now,
-      'fast', tostring(math.max(1, current / 5)), 'slow', tostring(math.max(0.05, current * ${PROBE_SHARE_PER_SECOND})), 'ceil', tostring(current), 'cut', now)
+    local ceil, rate = current * ${LEARNED_CEIL}, current * ${LEARNED_CUT}
+    local pend = tonumber(redis.call('HGET', KEYS[1], 'pend') or '0')
+    if through > 0 and through < current and pend <= (sec - 1) * 1000 then ceil, rate = through, through * ${THROUGH_SHARE} end
+    -- Never more than half at once: a second that says too little (calls slow to come) costs a second more.
+    redis.call('HSET', KEYS[1], 'rate', tostring(math.max(floor, current / 2, rate)), 'ts', now,
+      'fast', tostring(math.max(1, ceil / 5)), 'slow', tostring(math.max(0.05, ceil * ${PROBE_SHARE_PER_SECOND})), 'ceil', tostring(ceil), 'cut', now)
+  end
+end
+if pauseEnd > 0 and configured <= 0 and redis.call('EXISTS', KEYS[1]) == 1 then
+  -- The learned rate does not climb while nothing may be sent: it resumes from the pause's end.
+  redis.call('HSET', KEYS[1], 'rate', tostring(effrate(KEYS[1], configured)), 'ts', pauseEnd, 'pend', pauseEnd)
+end
+if ARGV[9] == '1' and admitted > 0 and redis.call('EXISTS', KEYS[1]) == 1 then
+  local sec = math.floor(now / 1000)
+  local r = redis.call('HMGET', KEYS[1], 'rwin', 'rcnt')
+  local win = tonumber(r[1])
+  if win ~= sec then
+    local prev = 0
+    if win == sec - 1 then prev = tonumber(r[2]) or 0 end
+    redis.call('HSET', KEYS[1], 'rwin', sec, 'rcnt', 1, 'rprev', prev)
+  else
+    redis.call('HINCRBY', KEYS[1], 'rcnt', 1)
   end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 and configured <= 0 then redis.call('PEXPIRE', KEYS[1], ttl) end

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import type { EncryptionKey } from '@cardpull/config';
 
 /** 2: the context binds the card's order too (cardContext); 1: sealed before, opened with legacyCardContext. */
@@ -20,12 +20,13 @@ export interface Sealed {
  * copied onto another card or field does not open.
  */
 export class Vault {
-  private readonly keys: Map<string, Buffer>;
+  /** KeyObjects made once (not a raw key handed to OpenSSL again for every card). */
+  private readonly keys: Map<string, KeyObject>;
   readonly activeKeyId: string;
 
   constructor(keys: readonly EncryptionKey[]) {
     if (!keys.length) throw new Error('Vault needs at least one key');
-    this.keys = new Map(keys.map((k) => [k.id, k.key]));
+    this.keys = new Map(keys.map((k) => [k.id, createSecretKey(k.key)]));
     this.activeKeyId = keys[0]!.id;
   }
 
