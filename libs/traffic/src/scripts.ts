@@ -33,7 +33,11 @@ export const LEARNED_CUT = 0.75;
 export const LEARNED_CEIL = 0.85;
 /** After a 429, a learned rate goes to this share of what the partner let through in the last second. */
 export const THROUGH_SHARE = 0.95;
-/** Above the knee a learned rate rises by this share of the last 429's rate per second. */
+/**
+ * Above the knee a learned rate rises by this share of its ceiling per second, and faster the longer no
+ * 429 came (u seconds past the knee: slow x u x (1 + u / 10)), so a ceiling learned too low is left
+ * behind within seconds, while one close to the partner's rate costs a 429 only every several seconds.
+ */
 export const PROBE_SHARE_PER_SECOND = 1 / 100;
 
 /** Shared by the scripts: now (ms, Redis's clock), the effective rate of a scope, the tokens of a bucket. */
@@ -53,10 +57,13 @@ local function effrate(adaptKey, configured)
   elseif ceil == 0 then
     r = rate + fast * dt
   elseif rate >= knee then
-    r = rate + slow * dt
+    r = rate + slow * dt * (1 + dt / 10)
   else
     local t1 = (knee - rate) / fast
-    if dt <= t1 then r = rate + fast * dt else r = knee + slow * (dt - t1) end
+    if dt <= t1 then r = rate + fast * dt else
+      local u = dt - t1
+      r = knee + slow * u * (1 + u / 10)
+    end
   end
   if configured > 0 and r >= configured then
     redis.call('DEL', adaptKey)
