@@ -12,6 +12,8 @@ import { figure, median, percentile, type Figure } from './support/report';
  * WORKER_LOCK_MS, WORKER_STALLED_INTERVAL_MS, SWEEP_INTERVAL_MS 5000, SYNC_RETRY_FIRST_DELAY_MS 60000):
  *  - SIGKILL of a worker with sync and async calls in flight (the simulator holds each answer 30 s, longer
  *    than the calls' 10 s deadline), in a fleet: a second worker runs, and a replacement is started at once.
+ *    The victim has been running a while: it completed WARM_UP_ORDERS orders first, so its slow start of
+ *    calls in flight (libs/traffic, no limit configured) is over and every held call goes out at once.
  *    Per in-flight order: kill -> resumed with the same request ID (a sync order: taken over by a live
  *    worker, its first event, the ID then sent again on the spec's minute; an async one: its pull request
  *    read again, or its completion). Every partner call made after the kill is checked: an extra call is a
@@ -29,6 +31,8 @@ const IN_FLIGHT_PER_MODE = 16;
 /** How long the simulator holds the answers of the calls in flight (more than their deadline). */
 const HOLD_MS = 30_000;
 const RESUME_TARGET_S = 5;
+/** Orders the victim completes before the calls that will be in flight at the kill (past its slow start). */
+const WARM_UP_ORDERS = 64;
 
 interface InFlight {
   id: string;
@@ -66,7 +70,14 @@ const resumedS = (r: Resumed) => (r.mode === 'async' ? firstCallOrDone(r) : (r.t
 async function killRound(ctx: BenchContext, apiUrl: string, sim: SimClient, waitForSyncCalls: boolean): Promise<KillRound> {
   const { stack } = ctx;
   await stack.reset();
+  await sim.clearFaults();
   const victim = await stack.startWorker('worker-victim', PRODUCTION);
+  const warm = await createOrders({ url: apiUrl, apiKey: stack.apiKey, count: WARM_UP_ORDERS, mode: 'sync', prefix: 'kill-warm' });
+  const completed = async () => Number((await stack.db.query<{ n: string }>("SELECT count(*) AS n FROM orders WHERE id = ANY($1::uuid[]) AND status = 'completed'", [warm])).rows[0]!.n);
+  if (!(await until(async () => (await completed()) >= warm.length, 30_000, 100))) throw new Error(`warm-up: only ${await completed()} of ${warm.length} orders completed`);
+  // From now on the partner holds its answers: a sync pull takes HOLD_MS, a pull request's creation is answered after it.
+  await sim.addFault({ endpoint: 'cards', mode: 'latency', latency_ms: HOLD_MS });
+  await sim.addFault({ endpoint: 'pull_requests', mode: 'hang', latency_ms: HOLD_MS });
   await createOrders({ url: apiUrl, apiKey: stack.apiKey, count: IN_FLIGHT_PER_MODE, mode: 'sync', prefix: 'kill-sync' });
   await createOrders({ url: apiUrl, apiKey: stack.apiKey, count: IN_FLIGHT_PER_MODE, mode: 'async', prefix: 'kill-async' });
   const sent = async () => Number((await stack.db.query<{ n: string }>("SELECT count(*) AS n FROM attempts WHERE state = 'sent'")).rows[0]!.n);
@@ -75,7 +86,8 @@ async function killRound(ctx: BenchContext, apiUrl: string, sim: SimClient, wait
   const survivor = await stack.startWorker('worker-survivor', PRODUCTION);
   const { rows: inFlight } = await stack.db.query<InFlight>(
     `SELECT o.id, o.mode::text AS mode, a.request_id, a.last_sent_at FROM orders o JOIN attempts a ON a.order_id = o.id
-      WHERE a.state = 'sent' AND o.status = 'in_progress'`,
+      WHERE a.state = 'sent' AND o.status = 'in_progress' AND NOT o.id = ANY($1::uuid[])`,
+    [warm],
   );
   const oldestSentMs = Math.min(...inFlight.map((o) => new Date(o.last_sent_at).getTime()));
   if (inFlight.length < 2 * IN_FLIGHT_PER_MODE || Date.now() - oldestSentMs > Number(PRODUCTION.PARTNER_TIMEOUT_MS) - 1_000) {
@@ -141,8 +153,7 @@ async function killRound(ctx: BenchContext, apiUrl: string, sim: SimClient, wait
 async function killBench(ctx: BenchContext): Promise<Figure[]> {
   const { stack, settings: s, log } = ctx;
   await stack.reset();
-  const sim = await stack.startSim({ SIM_SYNC_DELAY_MS: String(HOLD_MS), SIM_ASYNC_DELAY_MS: '3600000' });
-  await sim.addFault({ endpoint: 'pull_requests', mode: 'hang', latency_ms: HOLD_MS });
+  const sim = await stack.startSim({ SIM_ASYNC_DELAY_MS: '3600000' });
   const api = await stack.startApi();
   const rounds: KillRound[] = [];
   log(`  recovery settings (this build's defaults): ${Object.entries(RECOVERY_SETTINGS).map(([k, v]) => `${k}=${v ?? '(none)'}`).join(', ')}`);
