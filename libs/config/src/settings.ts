@@ -155,12 +155,19 @@ const serviceObject = z.object({
     CIRCUIT_RETRY_MS: timing(5_000, 100),
     WORKER_CONCURRENCY: intSetting(32, 1, 1000),
     /**
-     * BullMQ job lock: a live worker renews it every half period, so it bounds only how long a killed
-     * worker's job stays stuck (lock + stalled check interval, 8 s by default) before another worker takes it;
-     * with the lease (PARTNER_TIMEOUT_MS + 2 s) that keeps a killed worker's orders within 15 s of resuming.
+     * BullMQ job lock: a live worker renews it every half period (or sooner), so it bounds only how long a
+     * killed worker's job stays stuck (lock + stalled check interval, 3 s by default) before another worker
+     * takes it; with the order's lease (ORDER_LEASE_MS) that keeps a killed worker's orders within 5 s of resuming.
      */
-    WORKER_LOCK_MS: timing(5_000, 500),
-    WORKER_STALLED_INTERVAL_MS: timing(3_000, 200),
+    WORKER_LOCK_MS: timing(2_000, 500),
+    WORKER_STALLED_INTERVAL_MS: timing(1_000, 200),
+    /**
+     * The lease of a partner call (sync pull, pull request creation) on its order: one sender per request ID.
+     * Renewed every third of it while the call is in flight; a caller that could not renew it aborts its call
+     * before it runs out, so it never expires while its holder may still be sending. A killed worker's orders
+     * are taken over at most this long after its last renewal (docs/ARCHITECTURE.md, "Leases").
+     */
+    ORDER_LEASE_MS: timing(3_000, 600),
     CATALOG_REFRESH_INTERVAL_MS: timing(5 * 60_000, 1000),
     /** Freshness of the cached partner balance and inventories (API views, health probe, waiting checks). */
     PARTNER_CACHE_TTL_MS: timing(30_000, 0),

@@ -22,6 +22,10 @@ class UnpreparedClient extends Client {
 export interface PgPoolOptions {
   /** DATABASE_PREPARED_STATEMENTS: false behind a transaction pooler that loses named prepared statements. */
   preparedStatements?: boolean;
+  /** How long to wait for a connection (default 5 s). */
+  connectionTimeoutMs?: number;
+  /** A statement not answered in this long fails on our side (default: none). */
+  queryTimeoutMs?: number;
 }
 
 /**
@@ -35,8 +39,9 @@ export function createPgPool(databaseUrl: string, max: number, options: PgPoolOp
   const pool = new Pool({
     connectionString: databaseUrl,
     max,
-    connectionTimeoutMillis: 5_000,
+    connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
     idleTimeoutMillis: 30_000,
+    ...(options.queryTimeoutMs ? { query_timeout: options.queryTimeoutMs } : {}),
     ...(options.preparedStatements === false ? { Client: UnpreparedClient } : {}),
   });
   // A connection that breaks (Postgres restarted) must never crash the process. pg-pool only listens on

@@ -13,7 +13,7 @@ export type ActionRefusal = {
   status: 400 | 404 | 409;
   code: 'order_not_found' | 'not_needs_attention' | 'not_redrivable' | 'order_changed' | 'being_asked' | 'reason_required' | 'not_open';
   message: string;
-  /** being_asked: how long until the call in flight is over at the latest (its lease), in ms. */
+  /** being_asked: how long until the lease of the call in flight ends, in ms (renewed while the call lasts: ask again then). */
   retryAfterMs?: number;
 };
 export type ActionDone = {

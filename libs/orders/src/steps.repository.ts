@@ -20,6 +20,17 @@ export interface TakenStep extends CurrentStep {
   leased: boolean;
   /** The attempt's state before this lease: 'sent' means an earlier call's outcome was never recorded. */
   previousState: AttemptState;
+  /**
+   * When the statement that took the lease was sent, on this process's monotonic clock (performance.now()):
+   * the lease ends no sooner than this plus its length, whatever the clocks of Postgres and this process say.
+   */
+  sentAt: number;
+}
+
+/** A lease this process holds and renews (LeaseKeeper): the order, and the owner that took it. */
+export interface HeldLease {
+  orderId: string;
+  owner: string;
 }
 
 /**
@@ -103,8 +114,10 @@ export class StepsRepository {
   async take(orderId: string, stepSeq: number, owner: string, leaseMs: number, ready?: () => Promise<boolean>): Promise<TakenStep | null | 'held'> {
     const client = await this.pool.connect();
     let rows: (Row & { leased: boolean; previousState: AttemptState })[];
+    let sentAt = performance.now();
     try {
       if (ready && !(await ready())) return 'held';
+      sentAt = performance.now();
       ({ rows } = await client.query<Row & { leased: boolean; previousState: AttemptState }>(
         prepared(TAKE_STEP_SQL, [orderId, stepSeq, owner, leaseMs, owner.split('/')[0]]),
       ));
@@ -114,7 +127,25 @@ export class StepsRepository {
     const row = rows[0];
     if (!row) return null;
     const { leased, previousState, ...rest } = row;
-    return { ...split(rest), leased, previousState };
+    return { ...split(rest), leased, previousState, sentAt };
+  }
+
+  /**
+   * Renews the leases this process's calls hold, in one statement (LeaseKeeper): each for `leaseMs` more from
+   * now, if its owner still holds it and it has not run out (a lease that ran out may have been taken over:
+   * its call must stop). Answers the leases renewed, each as "<order id> <owner>". `via`: the keeper's own
+   * connection, so a renewal never waits behind the steps' statements for a connection of the pool.
+   */
+  async renewLeases(leases: HeldLease[], leaseMs: number, via: Pool = this.pool): Promise<Set<string>> {
+    if (!leases.length) return new Set();
+    const { rows } = await via.query<{ id: string; owner: string }>(
+      `UPDATE orders o SET lease_expires_at = now() + make_interval(secs => $3::float8 / 1000)
+       FROM unnest($1::uuid[], $2::text[]) AS h(id, owner)
+       WHERE o.id = h.id AND o.lease_owner = h.owner AND o.lease_expires_at > now()
+       RETURNING o.id, o.lease_owner AS owner`,
+      [leases.map((l) => l.orderId), leases.map((l) => l.owner), leaseMs],
+    );
+    return new Set(rows.map((r) => `${r.id} ${r.owner}`));
   }
 
   /**

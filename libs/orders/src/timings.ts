@@ -1,12 +1,13 @@
 import type { ServiceConfig } from '@cardpull/config';
 
 /**
- * Lease of a partner call: the call's own deadline (an overall AbortSignal timeout, started right after
- * the lease is taken) plus a margin (up to 2 s) for the database round trips around it. A successor can
- * only call once a dead caller's call has certainly ended; a live caller that overruns its lease only
- * loses the race to record (transitions are conditional on the step), it never calls twice at once.
- * 10 s + 2 s keeps a killed worker's in-flight orders resuming within 15 s (docs/BENCHMARKS.md).
- * The lease is written and compared with the database's clock (now()), never a worker's.
+ * A lease that is not renewed while its call is in flight (the reconciler's re-send of a sync request ID):
+ * the call's own deadline (an overall AbortSignal timeout, started right after the lease is taken) plus a
+ * margin (up to 2 s) for the database round trips around it. A successor can only call once a dead
+ * caller's call has certainly ended; a live caller that overruns its lease only loses the race to record
+ * (transitions are conditional on the step), it never calls twice at once. The steps' own sends hold a
+ * short lease instead (ORDER_LEASE_MS), renewed while their call is in flight (the worker's LeaseKeeper).
+ * A lease is written and compared with the database's clock (now()), never a worker's.
  */
 export const leaseMs = (t: Pick<ServiceConfig, 'PARTNER_TIMEOUT_MS' | 'PARTNER_TIMEOUT_SYNC_MS' | 'PARTNER_TIMEOUT_CREATE_MS' | 'PARTNER_TIMEOUT_POLL_MS'>): number => {
   const call = longestPullTimeoutMs(t);

@@ -132,12 +132,14 @@ export class PartnerClient {
 
   /**
    * Synchronous pull. `requestId` must already be committed to our database (invariant 1). `permit`: the
-   * fleet's leave for this call, taken by the caller before it recorded the call as sent.
+   * fleet's leave for this call, taken by the caller before it recorded the call as sent. `stop`: aborts the
+   * call before its deadline (the caller's lease on the request ID could not be renewed); nothing is sent
+   * once it has fired, and a call it cut short is a timeout (its outcome unknown).
    */
-  async createCard(requestId: string, giftCardCode: string, amount: number, permit?: CallPermit): Promise<PartnerOutcome<Card>> {
+  async createCard(requestId: string, giftCardCode: string, amount: number, permit?: CallPermit, stop?: AbortSignal): Promise<PartnerOutcome<Card>> {
     requireRequestId(requestId);
     const body = { card: { amount, gift_card_code: giftCardCode } };
-    const out = await this.call('createCard', 'POST', '/cards', body, parseCardEnvelope, requestId, permit);
+    const out = await this.call('createCard', 'POST', '/cards', body, parseCardEnvelope, requestId, permit, stop);
     return out.kind === 'success' ? { ...out, value: out.value.card } : out;
   }
 
@@ -146,11 +148,11 @@ export class PartnerClient {
     return out.kind === 'success' ? { ...out, value: out.value.card } : out;
   }
 
-  /** Asynchronous pull creation. `requestId` must already be committed to our database (invariant 1). */
-  async createPullRequest(requestId: string, giftCardCode: string, amount: number, permit?: CallPermit): Promise<PartnerOutcome<PullRequest>> {
+  /** Asynchronous pull creation. `requestId` must already be committed to our database (invariant 1). `stop`: as createCard's. */
+  async createPullRequest(requestId: string, giftCardCode: string, amount: number, permit?: CallPermit, stop?: AbortSignal): Promise<PartnerOutcome<PullRequest>> {
     requireRequestId(requestId);
     const body = { pull_request: { amount, gift_card_code: giftCardCode, request_id: requestId } };
-    const out = await this.call('createPullRequest', 'POST', '/pull_requests', body, parsePullRequestEnvelope, requestId, permit);
+    const out = await this.call('createPullRequest', 'POST', '/pull_requests', body, parsePullRequestEnvelope, requestId, permit, stop);
     return out.kind === 'success' ? { ...out, value: out.value.pull_request } : out;
   }
 
@@ -181,6 +183,8 @@ export class PartnerClient {
     /** The pull's request ID: sent as X-RequestId on POSTs (spec, "Request ID"), reported on the call event. */
     requestId?: string,
     given?: CallPermit,
+    /** Aborts the call before its deadline (see createCard). */
+    stop?: AbortSignal,
   ): Promise<PartnerOutcome<T>> {
     const timeoutMs = this.timeouts[TIMEOUT_OF[endpoint]];
     let permit = given;
@@ -195,14 +199,14 @@ export class PartnerClient {
     }
     const started = performance.now();
     const fullPath = `${this.basePath}${API_PREFIX}${path}`;
-    // One deadline for the whole call, a re-signed second send included.
-    const signal = AbortSignal.timeout(timeoutMs);
+    // One deadline for the whole call, a re-signed second send included; the caller's stop cuts it shorter.
+    const signal = stop ? AbortSignal.any([AbortSignal.timeout(timeoutMs), stop]) : AbortSignal.timeout(timeoutMs);
     let outcome: PartnerOutcome<T>;
     let resigned = false;
     // A span per call (tracing on only): the endpoint and request ID, never the body (a card's code).
     const span = trace.getTracer('cardpull').startSpan(`partner ${endpoint}`, { kind: SpanKind.CLIENT, attributes: { 'cardpull.endpoint': endpoint, 'http.request.method': method, ...(requestId ? { 'cardpull.request_id': requestId } : {}) } });
     try {
-      let answer = await this.send(method, fullPath, body, requestId, signal);
+      let answer = await this.send(method, fullPath, body, requestId, signal, stop);
       outcome = classify(endpoint, answer.status, parseJson(answer.text), parse);
       // Refused, and the partner's Date says our signing time was off: its time, once more. Refused again
       // (or no Date to go by), it is our credentials: the outcome stays `credentials` (the circuit opens).
@@ -213,7 +217,7 @@ export class PartnerClient {
           `partner ${endpoint}: refused ${outcome.code}, its clock is ${(answer.shownOffsetMs / 1000).toFixed(1)} s from ours: sent again signed with its time`,
         );
         resigned = true;
-        answer = await this.send(method, fullPath, body, requestId, signal);
+        answer = await this.send(method, fullPath, body, requestId, signal, stop);
         outcome = classify(endpoint, answer.status, parseJson(answer.text), parse);
       }
       if (outcome.kind === 'unknown') {
@@ -258,7 +262,9 @@ export class PartnerClient {
    * One send of a call, signed with the partner's time as we know it; the answer's Date feeds the clock.
    * `signedOffsetMs`: the offset the signature used; `shownOffsetMs`: the one this answer's Date shows.
    */
-  private async send(method: 'GET' | 'POST', fullPath: string, body: unknown, requestId: string | undefined, signal: AbortSignal): Promise<SentAnswer> {
+  private async send(method: 'GET' | 'POST', fullPath: string, body: unknown, requestId: string | undefined, signal: AbortSignal, stop?: AbortSignal): Promise<SentAnswer> {
+    // Stopped before a byte went out: the partner never saw this send (a not-connected failure, not a timeout).
+    if (stop?.aborted) throw Object.assign(new Error(`not sent: ${String((stop.reason as Error | undefined)?.message ?? stop.reason)}`), { code: NOT_SENT });
     const signedOffsetMs = this.clock.offsetMs();
     const authorization = signRequest(
       {
@@ -329,11 +335,13 @@ function parseJson(text: string): unknown {
 
 /**
  * Errors of the connect step: raised before a byte of the request was written, so the partner never saw
- * the call (a refused connection, a name that does not resolve, a handshake that never finished). Errors
+ * the call (a refused connection, a name that does not resolve, a handshake that never finished, a send its
+ * caller stopped before it began: CARDPULL_NOT_SENT). Errors
  * that may come after the request was written (ECONNRESET, EHOSTUNREACH or ETIMEDOUT on a live socket, a
  * socket closed mid-answer) are not here: those calls may have started work.
  */
-const NOT_CONNECTED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+const NOT_SENT = 'CARDPULL_NOT_SENT';
+const NOT_CONNECTED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', NOT_SENT]);
 
 /** What a call that threw (no HTTP answer) means: a timeout, a connection never made, or one broken. */
 export function transportFailure<T>(error: unknown): PartnerOutcome<T> {

@@ -14,9 +14,11 @@ import { QueueProcessor } from './queue-processor';
  * the answer into queue operations; our own failures (database down, a bug) are rethrown so BullMQ retries.
  *
  * Lock and stall settings (WORKER_LOCK_MS, WORKER_STALLED_INTERVAL_MS): a live worker renews its lock
- * every lockDuration/2, so the lock can be short; a killed worker's job is back in the queue within
- * lock + stalled interval (~8 s by default), and the lease in Postgres (see timings.leaseMs) keeps its
- * successor from calling before the dead call's deadline has passed.
+ * every lockDuration/4 to lockDuration/2, so the lock can be short; a killed worker's job is back in the
+ * queue within lock + stalled interval (3 s by default), and the order's lease in Postgres (ORDER_LEASE_MS,
+ * renewed while a call is in flight: LeaseKeeper) keeps its successor from calling while the lease's
+ * holder may still be sending. A live worker whose lock lapsed (its event loop stood still) only gets its
+ * job run twice: the copy finds the lease held, or the step moved on.
  */
 @Injectable()
 export class OrderStepsProcessor extends QueueProcessor<typeof ORDERS_QUEUE> {

@@ -37,9 +37,12 @@ export class BulkRunner extends PeriodicTask<number> {
     let applied = 0;
     for (const orderId of orderIds) {
       let r = await this.act(action.action, orderId, by);
-      // One sender per ID: an order whose request ID is being asked right now waits for that call (its lease), once.
-      if (!r.ok && r.code === 'being_asked') {
-        await new Promise((resolve) => setTimeout(resolve, Math.min((!r.ok && r.retryAfterMs) || 1_000, MAX_WAIT_FOR_CALL_MS) + 100));
+      // One sender per ID: an order whose request ID is being asked right now waits for that call, up to
+      // MAX_WAIT_FOR_CALL_MS: until its lease's end, again while the lease is renewed (the call goes on).
+      const waitUntil = Date.now() + MAX_WAIT_FOR_CALL_MS;
+      while (!r.ok && r.code === 'being_asked' && Date.now() < waitUntil) {
+        const wait = Math.min(r.retryAfterMs || 1_000, waitUntil - Date.now());
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, wait) + 100));
         r = await this.act(action.action, orderId, by);
       }
       if (r.ok) applied++;

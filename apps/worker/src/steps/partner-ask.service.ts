@@ -27,11 +27,12 @@ export class PartnerAsk {
   /**
    * Sends the attempt's request ID (POST /cards, POST /pull_requests: committed before, invariant 1) or reads
    * its pull request, then settles the answer. A poll is judged as of when it was sent (the settle window
-   * counts only time the partner itself saw go by); a send as of its answer.
+   * counts only time the partner itself saw go by); a send as of its answer. `stop`: the send's lease
+   * could not be renewed (LeaseKeeper): the call stops before it runs out.
    */
-  async ask(order: OrderRow, attempt: AttemptRow, sent: Sent, clock: DbClock, permit?: CallPermit, opts: { reconciling?: boolean; actor?: string } = {}): Promise<Asked> {
+  async ask(order: OrderRow, attempt: AttemptRow, sent: Sent, clock: DbClock, permit?: CallPermit, opts: { reconciling?: boolean; actor?: string; stop?: AbortSignal } = {}): Promise<Asked> {
     const sentAt = clock.now();
-    const answer = await this.call(order, attempt, sent, permit);
+    const answer = await this.call(order, attempt, sent, permit, opts.stop);
     return this.settle(order, attempt, sent, answer, sent === 'async_poll' ? sentAt : clock.now(), opts);
   }
 
@@ -74,12 +75,12 @@ export class PartnerAsk {
     this.log[LEVEL[loudness]](line, message);
   }
 
-  private call(order: OrderRow, attempt: AttemptRow, sent: Sent, permit?: CallPermit): Promise<Answer> {
+  private call(order: OrderRow, attempt: AttemptRow, sent: Sent, permit?: CallPermit, stop?: AbortSignal): Promise<Answer> {
     switch (sent) {
       case 'sync_call':
-        return this.partner.createCard(attempt.requestId, order.giftCardCode, order.amount, permit);
+        return this.partner.createCard(attempt.requestId, order.giftCardCode, order.amount, permit, stop);
       case 'async_create':
-        return this.partner.createPullRequest(attempt.requestId, order.giftCardCode, order.amount, permit);
+        return this.partner.createPullRequest(attempt.requestId, order.giftCardCode, order.amount, permit, stop);
       case 'async_poll':
         return this.partner.getPullRequest(attempt.requestId, permit);
     }

@@ -7,7 +7,8 @@ import { DecisionApplier, type StepResult } from './decision-applier.service';
 import type { AttemptRow, DbClock, OrderRow } from '@cardpull/orders';
 import { PartnerConditions } from './partner-conditions';
 import { PartnerAsk } from './partner-ask.service';
-import { isSendStep, leaseMs, ORDER_STEPS, StepsRepository, type TakenStep } from '@cardpull/orders';
+import { isSendStep, ORDER_STEPS, StepsRepository, type TakenStep } from '@cardpull/orders';
+import { LeaseKeeper } from './lease-keeper';
 
 /**
  * How long a step waits in the worker for a permit of the fleet's partner limits before its job is put
@@ -16,6 +17,8 @@ import { isSendStep, leaseMs, ORDER_STEPS, StepsRepository, type TakenStep } fro
 const PERMIT_WAIT_MS = 1_000;
 /** A poll of an attempt whose unknown-outcome window is this far gone no longer yields to creations. */
 const URGENT_SHARE_OF_WINDOW = 0.75;
+/** A step whose lease another run holds looks again this long after the lease's end (and never sooner). */
+const LEASE_RECHECK_MIN_MS = 50;
 
 /**
  * Runs one step of an order: the sync pull, the async creation, a poll, or the check of an order waiting
@@ -33,6 +36,7 @@ export class StepRunner {
     private readonly asker: PartnerAsk,
     private readonly conditions: PartnerConditions,
     @Inject(CALL_GATE) private readonly gate: CallGate,
+    private readonly leases: LeaseKeeper,
   ) {}
 
   private get config() {
@@ -56,7 +60,7 @@ export class StepRunner {
     // for meanwhile (another worker's 429) still holds this call back.
     let pausedFor = 0;
     const ready = permit ? async () => (pausedFor = await permit.recheck()) === 0 : undefined;
-    const taken = await this.steps.take(job.orderId, job.stepSeq, owner, leaseMs(this.config), ready).catch((error: unknown) => {
+    const taken = await this.steps.take(job.orderId, job.stepSeq, owner, this.leases.leaseMs, ready).catch((error: unknown) => {
       permit?.done({ sent: false });
       throw error;
     });
@@ -65,7 +69,7 @@ export class StepRunner {
     if (!taken) return { kind: 'done', reason: 'no such order' };
     const { order, clock } = taken;
     if (order.stepSeq !== job.stepSeq || !order.nextStep) return { kind: 'done', reason: 'stale step' };
-    if (taken.leased) return this.call(taken, permit);
+    if (taken.leased) return this.call(taken, owner, permit);
     if (order.nextStepAt && clock.until(order.nextStepAt) > 1_000) {
       return { kind: 'delay', delayMs: clock.until(order.nextStepAt), reason: 'not due yet' };
     }
@@ -75,13 +79,17 @@ export class StepRunner {
       case 'resume_check':
         return this.resume(taken);
       default:
-        // A partner call whose lease another run holds: after it, whatever it decided.
-        return { kind: 'delay', delayMs: Math.max(1_000, order.leaseExpiresAt ? clock.until(order.leaseExpiresAt) : 0), reason: `leased by ${order.leaseOwner}` };
+        // A partner call whose lease another run holds: after it, whatever it decided; or, its holder dead,
+        // right when the lease runs out (a live holder's renewed lease sends this job back again then).
+        return { kind: 'delay', delayMs: Math.max(LEASE_RECHECK_MIN_MS, (order.leaseExpiresAt ? clock.until(order.leaseExpiresAt) : 0) + LEASE_RECHECK_MIN_MS), reason: `leased by ${order.leaseOwner}` };
     }
   }
 
-  /** POST /cards or POST /pull_requests with the attempt's request ID (committed before: invariant 1). */
-  private async call(taken: TakenStep, given?: CallPermit): Promise<StepResult> {
+  /**
+   * POST /cards or POST /pull_requests with the attempt's request ID (committed before: invariant 1), under
+   * the lease `owner` took (renewed by the LeaseKeeper while the call is in flight, stopped if it cannot be).
+   */
+  private async call(taken: TakenStep, owner: string, given?: CallPermit): Promise<StepResult> {
     const { order, attempt, previousState, clock } = taken;
     const sent = order.nextStep;
     if (!isSendStep(sent)) throw new Error(`order ${order.id}: leased at step ${sent}, which sends nothing`);
@@ -97,7 +105,19 @@ export class StepRunner {
       const { result } = await this.asker.settle(order, before, sent, { kind: 'interrupted', sentAt: attempt.lastSentAt ?? new Date(clock.now()) }, clock.now());
       return sent === 'async_create' ? this.pollInterruptedCreation(order.id, result) : result;
     }
-    return (await this.asker.ask(order, before, sent, clock, permit)).result;
+    const lease = this.leases.hold(order.id, owner, taken.sentAt);
+    try {
+      if (!lease.holds()) {
+        // The lease ran out before the call could go (this process stood still): never sent. Recorded as a
+        // call that did not reach the partner, so the same ID is sent again soon, under a lease of its own.
+        permit.done({ sent: false });
+        const notSent = { kind: 'unknown' as const, reason: 'not_connected' as const, message: 'not sent: the order\'s lease ran out before the call could go' };
+        return (await this.asker.settle(order, before, sent, notSent, clock.now())).result;
+      }
+      return (await this.asker.ask(order, before, sent, clock, permit, { stop: lease.signal })).result;
+    } finally {
+      lease.release();
+    }
   }
 
   /** A permit without waiting on creations' queue (the lease is already taken: the call must go now). */
@@ -121,9 +141,9 @@ export class StepRunner {
   }
 
   /**
-   * An interrupted creation was sent a whole lease ago (PARTNER_TIMEOUT_MS and more), so its first poll
-   * (ASYNC_POLL_FIRST_DELAY_MS after the creation) is overdue: poll now, in this job, instead of one more
-   * delay after the takeover. A poll needs no lease (a GET changes nothing at the partner); its own
+   * An interrupted creation was sent at least a whole lease ago (ORDER_LEASE_MS, 3 s by default), so its
+   * first poll (ASYNC_POLL_FIRST_DELAY_MS after the creation, 2 s) is due: poll now, in this job, instead of
+   * one more delay after the takeover. A poll needs no lease (a GET changes nothing at the partner); its own
    * transition is guarded by the step just written.
    */
   private async pollInterruptedCreation(orderId: string, recorded: StepResult): Promise<StepResult> {
