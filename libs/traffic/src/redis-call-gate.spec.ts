@@ -98,7 +98,7 @@ describe('RedisCallGate (real Redis)', () => {
   it('a 429 with Retry-After pauses that kind in every process until then, logged where it starts and ends; other kinds go on', async () => {
     const a = gate({});
     const b = gate({});
-    await settle();
+    await Promise.all([a.listening, b.listening]);
     (await permit(a, 'create')).done({ sent: true, httpStatus: 429, retryAfterMs: 400 });
     // b learns of it by a message (a new limit: from then on it asks Redis for each create).
     await waitUntil(() => logs.filter((l) => (l.obj as { partnerLimits?: object }).partnerLimits).length >= 2);
@@ -155,7 +155,7 @@ describe('RedisCallGate (real Redis)', () => {
   it('without a configured rate, the first 429 without Retry-After limits the kind fleet-wide to half of what this process got through in the last second, then climbs', async () => {
     const a = gate({});
     const b = gate({});
-    await settle(); // both connected, their start-up question answered: what b learns next comes as a message
+    await Promise.all([a.listening, b.listening]); // what b learns next comes as a message
     for (let i = 0; i < 30; i++) (await permit(a, 'poll')).done({ sent: true, httpStatus: 200 });
     (await permit(a, 'poll')).done({ sent: true, httpStatus: 429 });
     await settle();
@@ -236,9 +236,10 @@ describe('RedisCallGate (real Redis)', () => {
 
   it('nothing configured and nothing learned: every call is admitted without a Redis round trip, after a slow start in the process', async () => {
     const conn = new Redis(redis.url, { maxRetriesPerRequest: 1 });
-    const a = new RedisCallGate(conn, { prefix: redis.prefix, limits: parsePartnerLimits({}), leaseMs: 5_000, maxYieldMs: 5_000, floorPerSecond: 1, log: { warn: () => undefined, log: () => undefined } });
+    // (Its periodic question, which kinds have learned limits, put off: this counts the calls' own commands.)
+    const a = new RedisCallGate(conn, { prefix: redis.prefix, limits: parsePartnerLimits({}), leaseMs: 5_000, maxYieldMs: 5_000, floorPerSecond: 1, learnedPollMs: 3_600_000, log: { warn: () => undefined, log: () => undefined } });
     gates.push(a);
-    await settle(); // its start-up question (which kinds have learned limits) answered
+    await a.listening; // its start-up question answered
     const sent: string[] = [];
     const send = conn.sendCommand.bind(conn);
     conn.sendCommand = ((command: { name: string }) => {
@@ -265,7 +266,7 @@ describe('RedisCallGate (real Redis)', () => {
   it('a call given its permit while nothing was learned asks Redis for a token at its re-check once the fleet has learned a limit', async () => {
     const a = gate({});
     const b = gate({});
-    await settle();
+    await Promise.all([a.listening, b.listening]);
     const early = [await permit(b, 'create'), await permit(b, 'create')]; // open: given in b, no Redis
     (await permit(a, 'create')).done({ sent: true, httpStatus: 429 }); // nothing got through: the floor, 1/s
     await waitUntil(() => logs.filter((l) => (l.obj as { partnerLimits?: object }).partnerLimits).length >= 2);

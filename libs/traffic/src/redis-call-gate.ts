@@ -14,6 +14,8 @@ export interface GateOptions {
   maxYieldMs: number;
   /** PARTNER_BACKOFF_FLOOR_PER_SECOND. */
   floorPerSecond: number;
+  /** How often a gate asks Redis which kinds have learned limits, besides the messages (default 2 s). */
+  learnedPollMs?: number;
   log: { warn(obj: object, msg: string): void; log(obj: object, msg: string): void };
 }
 
@@ -209,11 +211,17 @@ export class RedisCallGate implements CallGate {
     this.subscriber = (redis as Redis).duplicate();
     this.subscriber.on('error', () => undefined);
     this.subscriber.on('message', (_channel: string, kind: string) => this.heard(kind as CallKind, LEARNED_TTL_MS, 'message'));
-    this.subscriber.subscribe(this.channel()).catch(() => undefined);
-    this.learnedPoll = setInterval(() => void this.refreshLearned(), LEARNED_POLL_MS);
+    const subscribed = this.subscriber.subscribe(this.channel()).then(
+      () => undefined,
+      () => undefined,
+    );
+    this.learnedPoll = setInterval(() => void this.refreshLearned(), options.learnedPollMs ?? LEARNED_POLL_MS);
     this.learnedPoll.unref();
-    void this.refreshLearned();
+    this.listening = Promise.all([subscribed, this.refreshLearned()]).then(() => undefined);
   }
+
+  /** Resolves once this gate listens for what others learn and has asked Redis what is learned already (or could not). */
+  readonly listening: Promise<void>;
 
   private channel(): string {
     return this.key('any', 'learned');
