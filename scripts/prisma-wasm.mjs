@@ -39,7 +39,7 @@ async function openEngine(databaseUrl, schema) {
   const { bindMigrationAwareSqlAdapterFactory } = require('@prisma/driver-adapter-utils');
   const factory = new PrismaPg({ connectionString: databaseUrl, max: 2 });
   const connect = factory.connect.bind(factory);
-  factory.connect = async () => acceptCharColumns(await connect());
+  factory.connect = async () => splitScriptsWhole(acceptCharColumns(await connect()));
   const adapter = bindMigrationAwareSqlAdapterFactory(factory);
   const log = (line) => {
     if (process.env.PRISMA_WASM_DEBUG) process.stderr.write(`${line}\n`);
@@ -85,6 +85,78 @@ function acceptCharColumns(adapter) {
   };
   charPatched = true;
   return adapter;
+}
+
+/**
+ * @prisma/adapter-pg 7.10 runs a migration by splitting its script at every ';', inside a function's body
+ * (dollar-quoted) too, so a CREATE FUNCTION in PL/pgSQL reached Postgres in pieces ("unterminated
+ * dollar-quoted string"). This splits at the semicolons that end statements only: not in quotes, quoted
+ * identifiers, dollar-quoted bodies or comments. The native engine sends the script whole.
+ */
+let scriptsPatched = false;
+function splitScriptsWhole(adapter) {
+  if (scriptsPatched) return adapter;
+  let proto = Object.getPrototypeOf(adapter);
+  while (proto && !Object.prototype.hasOwnProperty.call(proto, 'executeScript')) proto = Object.getPrototypeOf(proto);
+  if (!proto) return adapter;
+  proto.executeScript = async function (script) {
+    for (const statement of sqlStatements(script)) {
+      try {
+        await this.client.query(statement);
+      } catch (error) {
+        this.onError(error);
+      }
+    }
+  };
+  scriptsPatched = true;
+  return adapter;
+}
+
+/** The statements of a SQL script, split at the semicolons outside quotes, dollar quotes and comments. */
+export function sqlStatements(script) {
+  const out = [];
+  let start = 0;
+  let i = 0;
+  const n = script.length;
+  while (i < n) {
+    const c = script[i];
+    const next = script[i + 1];
+    if (c === '-' && next === '-') {
+      const end = script.indexOf('\n', i);
+      i = end < 0 ? n : end + 1;
+    } else if (c === '/' && next === '*') {
+      let depth = 1;
+      i += 2;
+      while (i < n && depth > 0) {
+        if (script[i] === '/' && script[i + 1] === '*') (depth++, (i += 2));
+        else if (script[i] === '*' && script[i + 1] === '/') (depth--, (i += 2));
+        else i++;
+      }
+    } else if (c === "'" || c === '"') {
+      // A quoted string or identifier; a doubled quote stays inside (and E'' strings' \' too).
+      const escapes = c === "'" && /[eE]/.test(script[i - 1] ?? '') && !/[A-Za-z0-9_]/.test(script[i - 2] ?? '');
+      i++;
+      while (i < n) {
+        if (escapes && script[i] === '\\') i += 2;
+        else if (script[i] === c && script[i + 1] === c) i += 2;
+        else if (script[i] === c) break;
+        else i++;
+      }
+      i++;
+    } else if (c === '$' && !/[A-Za-z0-9_]/.test(script[i - 1] ?? '')) {
+      const tag = /^\$(?:[A-Za-z_][A-Za-z0-9_]*)?\$/.exec(script.slice(i, i + 64));
+      if (tag) {
+        const end = script.indexOf(tag[0], i + tag[0].length);
+        i = end < 0 ? n : end + tag[0].length;
+      } else i++;
+    } else if (c === ';') {
+      out.push(script.slice(start, i));
+      i++;
+      start = i;
+    } else i++;
+  }
+  out.push(script.slice(start));
+  return out.map((s) => s.trim()).filter((s) => s.length > 0 && !/^(--[^\n]*\n?\s*)+$/.test(s));
 }
 
 function readMigrations() {

@@ -134,6 +134,10 @@ describe('security: guessed API keys are throttled everywhere a key is taken, ac
 
   it('2 unknown keys on one API and 2 on the other: the address is refused with 429 on both, a valid key included', async () => {
     const at = from('203.0.113.1');
+    // Both APIs have just allowed the address (a look each keeps in memory, issue 22): the attempts recorded
+    // on either one still end it on both.
+    for (let i = 0; i < 3; i++) expect((await first!.call('GET', '/v1/orders', { key: KEYS.shop, headers: at })).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await second!.call('GET', '/v1/orders', { key: KEYS.shop, headers: at })).status).toBe(200);
     for (let i = 0; i < 2; i++) expect((await first!.call('GET', '/v1/orders', { key: `guess-a${i}-xxxxxxxx`, headers: at })).status).toBe(401);
     for (let i = 0; i < 2; i++) expect((await second!.call('GET', '/v1/orders', { key: `guess-b${i}-xxxxxxxx`, headers: at })).status).toBe(401);
     const refused = await first!.call('GET', '/v1/orders', { key: KEYS.shop, headers: at });

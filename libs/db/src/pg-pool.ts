@@ -19,6 +19,13 @@ class UnpreparedClient extends Client {
   }
 }
 
+const PREPARES = Symbol.for('cardpull.preparedStatements');
+
+/** Whether `pool` names its hot statements (false: made with preparedStatements false, behind a transaction pooler). */
+export function preparesStatements(pool: object): boolean {
+  return (pool as Record<symbol, unknown>)[PREPARES] !== false;
+}
+
 export interface PgPoolOptions {
   /** DATABASE_PREPARED_STATEMENTS: false behind a transaction pooler that loses named prepared statements. */
   preparedStatements?: boolean;
@@ -50,5 +57,6 @@ export function createPgPool(databaseUrl: string, max: number, options: PgPoolOp
   // pool drops it on release.
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
+  Object.defineProperty(pool, PREPARES, { value: options.preparedStatements !== false });
   return pool;
 }

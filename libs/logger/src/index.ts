@@ -1,3 +1,4 @@
 export * from './job-context';
 export * from './logger.module';
 export * from './redaction';
+export * from './lazy-child';

@@ -4,6 +4,7 @@ import { type DynamicModule, Module, RequestMethod } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { LoggerModule as PinoLoggerModule } from 'nestjs-pino';
 import pino from 'pino';
+import { lazyChildren } from './lazy-child';
 import { REDACTED, REDACT_PATHS } from './redaction';
 
 export const CORRELATION_HEADER = 'x-correlation-id';
@@ -85,12 +86,13 @@ export class LoggerModule {
    * `runInJobContext`.
    */
   static forRoot(opts: LoggerOptions): DynamicModule {
+    // The process's root logger, whose children (two per request, one per job) cost nothing until they write.
+    const root = lazyChildren(opts.stream ? pino(pinoOptions(opts), opts.stream) : pino(pinoOptions(opts)));
     return PinoLoggerModule.forRoot({
       // Fields a handler assigns (PinoLogger.assign: the order's trace id) are on its request's last line too.
       assignResponse: true,
       pinoHttp: {
-        ...pinoOptions(opts),
-        stream: opts.stream,
+        logger: root,
         // Behind createFastifyAdapter the request already carries its id; this covers other adapters.
         genReqId: (req: IncomingMessage, res: ServerResponse) => {
           const id = correlationIdOf(req);
@@ -98,7 +100,11 @@ export class LoggerModule {
           return id;
         },
         customProps: (req: IncomingMessage) => ({ correlationId: (req as IncomingMessage & { id?: unknown }).id }),
-        customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+        // 'silent' below the level written: pino-http then skips the line's work altogether.
+        customLogLevel: (_req, res, err) => {
+          const level = err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
+          return root.isLevelEnabled(level) ? level : 'silent';
+        },
         // Health probes and metrics scrapes would drown everything else.
         autoLogging: { ignore: (req) => /^\/(health|metrics)/.test(req.url ?? '') },
         serializers: {

@@ -3,7 +3,8 @@ import { Test } from '@nestjs/testing';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger, PinoLogger } from 'nestjs-pino';
 import { LogCapture } from '@cardpull/testing';
-import { CORRELATION_HEADER, LoggerModule, createFastifyAdapter, createLogger, runInJobContext } from './index';
+import pino from 'pino';
+import { CORRELATION_HEADER, LoggerModule, createFastifyAdapter, createLogger, lazyChildren, pinoOptions, runInJobContext } from './index';
 
 const CARD = { id: 'c-1', code: 'CARDCODE-SECRET-0001', pin_code: '987654', amount: 1000 };
 const SHARED_KEY = '00112233445566778899aabbccddeeff';
@@ -89,5 +90,52 @@ describe('correlation ids: one per HTTP request and per job, on every line', () 
     });
     const line = capture.json().find((l) => l.msg === 'inside the job');
     expect(line).toMatchObject({ correlationId: 'job-7', orderId: 'order-9', job: 'sync_call' });
+  });
+});
+
+describe('lazy children (issue 22): a child logger serializes and redacts its bindings only once a line is written through it', () => {
+  const made = () => {
+    const capture = new LogCapture();
+    const seen = { req: 0 };
+    const root = lazyChildren(
+      pino({ ...pinoOptions({ name: 'test', level: 'info' }), serializers: { req: (r: { id: string; url: string }) => (seen.req++, { id: r.id, url: r.url }) } }, capture),
+    );
+    return { capture, seen, root };
+  };
+
+  it('children that write nothing (a request below the level) never serialize their bindings', () => {
+    const { capture, seen, root } = made();
+    for (let i = 0; i < 10; i++) root.child({ req: { id: `r${i}`, url: '/v1/orders' } }).child({ correlationId: `r${i}` }).debug('below the level');
+    expect(seen.req).toBe(0);
+    expect(capture.lines).toHaveLength(0);
+  });
+
+  it('a line written through a grandchild carries every binding, in order, serialized once, with the redaction applied', () => {
+    const { capture, seen, root } = made();
+    const child = root.child({ req: { id: 'r1', url: '/v1/orders' }, headers: { authorization: 'Bearer topsecret-key-1' } });
+    const grandchild = child.child({ correlationId: 'r1' });
+    grandchild.info({ card: CARD }, 'handled');
+    grandchild.warn('again');
+    child.info('the child itself');
+    expect(seen.req).toBe(1);
+    expect(capture.json()).toEqual([
+      expect.objectContaining({ req: { id: 'r1', url: '/v1/orders' }, correlationId: 'r1', msg: 'handled', card: expect.objectContaining({ code: '[redacted]' }) }),
+      expect.objectContaining({ correlationId: 'r1', msg: 'again' }),
+      expect.not.objectContaining({ correlationId: 'r1' }),
+    ]);
+    expect(capture.text).not.toContain('topsecret-key-1');
+    expect(capture.text).not.toContain(CARD.code);
+    expect(capture.text.indexOf('"req"')).toBeLessThan(capture.text.indexOf('"correlationId"'));
+  });
+
+  it('bindings are taken when the child is made, and setBindings and bindings() work as pino\'s own', () => {
+    const { capture, root } = made();
+    const fields: Record<string, unknown> = { orderId: 'o-1' };
+    const child = root.child(fields);
+    fields.orderId = 'changed later';
+    expect(child.bindings()).toEqual({ orderId: 'o-1', name: 'test' });
+    child.setBindings({ step: 'sync_call' });
+    child.info('after setBindings');
+    expect(capture.json()[0]).toMatchObject({ orderId: 'o-1', step: 'sync_call' });
   });
 });

@@ -14,8 +14,8 @@
  * what is left. Round robin between clients would take a queue (or a BullMQ Pro group) per client.
  */
 export class FairShare {
-  /** Per client, the count of orders per second of the last WINDOW_S seconds. */
-  private readonly seconds = new Map<string, Map<number, number>>();
+  /** Per client, the count of orders per second of the last WINDOW_S seconds (see Counts). */
+  private readonly seconds = new Map<string, Counts>();
   private static readonly WINDOW_S = 60;
   /** Priorities stay under the background steps' (polls and re-checks: see order-queue.service.ts). */
   static readonly MAX = 64;
@@ -29,13 +29,20 @@ export class FairShare {
   next(client: string): number {
     const second = Math.floor(this.now() / 1000);
     let counts = this.seconds.get(client);
-    if (!counts) this.seconds.set(client, (counts = new Map()));
-    let recent = 0;
-    for (const [s, n] of counts) {
-      if (s <= second - FairShare.WINDOW_S) counts.delete(s);
-      else recent += n;
+    if (!counts) this.seconds.set(client, (counts = { perSecond: new Map(), second: Number.NaN, earlier: 0 }));
+    // The window's earlier seconds are summed (and the ones past it forgotten) once per second, not per order.
+    if (counts.second !== second) {
+      let earlier = 0;
+      for (const [s, n] of counts.perSecond) {
+        if (s <= second - FairShare.WINDOW_S) counts.perSecond.delete(s);
+        else if (s !== second) earlier += n;
+      }
+      counts.second = second;
+      counts.earlier = earlier;
     }
-    counts.set(second, (counts.get(second) ?? 0) + 1);
+    const current = counts.perSecond.get(second) ?? 0;
+    const recent = counts.earlier + current;
+    counts.perSecond.set(second, current + 1);
     if (this.seconds.size > 10_000) this.forgetIdle(second);
     const weight = this.weights.get(client) ?? 1;
     return Math.min(FairShare.MAX, 1 + Math.floor(Math.log2(recent / weight + 1)));
@@ -43,7 +50,14 @@ export class FairShare {
 
   private forgetIdle(second: number): void {
     for (const [client, counts] of this.seconds) {
-      if (![...counts.keys()].some((s) => s > second - FairShare.WINDOW_S)) this.seconds.delete(client);
+      if (![...counts.perSecond.keys()].some((s) => s > second - FairShare.WINDOW_S)) this.seconds.delete(client);
     }
   }
+}
+
+/** A client's counts: per second, and the sum of the window's seconds before `second` (the last second counted in). */
+interface Counts {
+  perSecond: Map<number, number>;
+  second: number;
+  earlier: number;
 }

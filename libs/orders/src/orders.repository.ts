@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
-import { PG_POOL, withTransaction, type OrderStatus, type PullMode } from '@cardpull/db';
+import { PG_POOL, preparesStatements, withTransaction, type OrderStatus, type PullMode } from '@cardpull/db';
 import { newRequestId, uuidv7 } from './ids';
 import { prepared } from './prepared';
+import { ORDER_RESULT, callOf, type ServerFunction } from './server-functions';
 import { firstStep } from './order-steps';
 import { TurnBatch } from './turn-batch';
 import {
@@ -99,6 +100,9 @@ const INTAKE_SQL = `WITH input AS (
   )
   SELECT ${ORDER_COLUMNS} FROM ins o`;
 
+/** INTAKE_SQL as a server-side function (server-functions.ts): ($1 the batch as JSON). */
+export const INTAKE_FN: ServerFunction = { name: 'cardpull_intake', args: ['jsonb'], returns: ORDER_RESULT, body: INTAKE_SQL };
+
 interface IntakeItem {
   id: string;
   requestId: string;
@@ -122,7 +126,12 @@ export class OrdersRepository {
   /** The orders that arrived in this turn of the event loop go together at its end (or at once when the batch is full). */
   private readonly intake = new TurnBatch<IntakeItem>(MAX_INTAKE_BATCH, (batch) => this.insertEach(batch), MAX_INTAKES_IN_FLIGHT);
 
-  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+  /** The intake statement through its server-side function (behind a transaction pooler: see server-functions.ts). */
+  private readonly viaFunctions: boolean;
+
+  constructor(@Inject(PG_POOL) private readonly pool: Pool) {
+    this.viaFunctions = !preparesStatements(pool);
+  }
 
   async create(input: NewOrder): Promise<CreateResult> {
     if (input.dailyLimit != null) return this.createUnderLimit(input, input.dailyLimit);
@@ -195,7 +204,8 @@ export class OrdersRepository {
       callback_secrets: o.callbackSecrets,
       trace_parent: o.traceParent ?? null,
     }));
-    const { rows } = await db.query<OrderRow>(prepared(INTAKE_SQL, [JSON.stringify(input)]));
+    const values = [JSON.stringify(input)];
+    const { rows } = await db.query<OrderRow>(this.viaFunctions ? callOf(INTAKE_FN, values) : prepared(INTAKE_SQL, values));
     return new Map(rows.map((r) => [r.id, r]));
   }
 

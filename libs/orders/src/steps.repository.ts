@@ -1,9 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
-import { PG_POOL, type AttemptState, type PullMode } from '@cardpull/db';
+import { PG_POOL, preparesStatements, type AttemptState, type PullMode } from '@cardpull/db';
 import { DbClock } from './db-clock';
 import { ATTEMPT_COLUMNS, ORDER_COLUMNS, type AttemptRow, type OrderRow, type ScheduledStep } from './order.types';
 import { prepared } from './prepared';
+import { ORDER_RESULT, callOf, type ServerFunction } from './server-functions';
 import { SEND_STEPS_SQL } from './order-steps';
 import { mayYieldCardSql } from './attempt-facts';
 
@@ -91,6 +92,14 @@ const TAKE_STEP_SQL = `WITH prev_attempt AS (
                   WHERE attempts.request_id = p.request_id AND NOT EXISTS (SELECT 1 FROM sent)) a) x) AS attempt
   FROM (SELECT * FROM leased UNION ALL SELECT * FROM orders WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM leased)) o`;
 
+/** TAKE_STEP_SQL as a server-side function (server-functions.ts): ($1 order, $2 step seq, $3 owner, $4 lease ms, $5 actor). */
+export const TAKE_STEP_FN: ServerFunction = {
+  name: 'cardpull_take_step',
+  args: ['uuid', 'integer', 'text', 'double precision', 'text'],
+  returns: [...ORDER_RESULT, ['leased', 'boolean'], ['previousState', '"AttemptState"'], ['dbNow', 'timestamptz'], ['attempt', 'json']],
+  body: TAKE_STEP_SQL,
+};
+
 /**
  * The worker's reads and the writes that do not move an order: taking a step (with its lease), notes on an
  * attempt, the reconciler's lease. Each is one SQL statement (one round trip, atomic). Moving an order is
@@ -98,7 +107,12 @@ const TAKE_STEP_SQL = `WITH prev_attempt AS (
  */
 @Injectable()
 export class StepsRepository {
-  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+  /** The hot statements through their server-side functions (behind a transaction pooler: see server-functions.ts). */
+  private readonly viaFunctions: boolean;
+
+  constructor(@Inject(PG_POOL) private readonly pool: Pool) {
+    this.viaFunctions = !preparesStatements(pool);
+  }
 
   async current(orderId: string): Promise<CurrentStep | null> {
     const { rows } = await this.pool.query<Row>(prepared(CURRENT_STEP_SQL, [orderId]));
@@ -118,9 +132,8 @@ export class StepsRepository {
     try {
       if (ready && !(await ready())) return 'held';
       sentAt = performance.now();
-      ({ rows } = await client.query<Row & { leased: boolean; previousState: AttemptState }>(
-        prepared(TAKE_STEP_SQL, [orderId, stepSeq, owner, leaseMs, owner.split('/')[0]]),
-      ));
+      const values = [orderId, stepSeq, owner, leaseMs, owner.split('/')[0]];
+      ({ rows } = await client.query<Row & { leased: boolean; previousState: AttemptState }>(this.viaFunctions ? callOf(TAKE_STEP_FN, values) : prepared(TAKE_STEP_SQL, values)));
     } finally {
       client.release();
     }

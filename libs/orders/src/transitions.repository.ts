@@ -1,9 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Pool } from 'pg';
-import { PG_POOL, type AttemptState, type OrderStatus, type OrderStep, type PullMode } from '@cardpull/db';
+import type { Pool, QueryConfig } from 'pg';
+import { PG_POOL, preparesStatements, type AttemptState, type OrderStatus, type OrderStep, type PullMode } from '@cardpull/db';
 import type { CardRow } from './order.types';
 import { newRequestId } from './ids';
 import { prepared } from './prepared';
+import { callOf, type ServerFunction } from './server-functions';
 import { noteSets, type AttemptNote } from './steps.repository';
 
 /** A card as the store receives it (its order and time come from the statement). */
@@ -118,74 +119,111 @@ const storeCardSql = (attemptSets: string) => `WITH prev AS (
   SELECT r.role, COALESCE((SELECT status FROM o), prev.status) AS status, ARRAY(SELECT id::text FROM cb) AS callbacks FROM prev, role r`;
 
 /**
+ * storeCardSql as a server-side function (server-functions.ts), the attempt's note as parameters: $1-$13 as
+ * storeCard passes them, $14 the attempt's state, $15 its partner status. A card that answered the asked ID
+ * (state succeeded) also clears the attempt's error and its not-found run, as storeCard's note does.
+ */
+export const STORE_CARD_FN: ServerFunction = {
+  name: 'cardpull_store_card',
+  args: ['uuid', 'uuid', 'text', 'text', 'text', 'bytea', 'bytea', 'timestamptz', 'integer', 'text', 'bytea', 'text', 'text', '"AttemptState"', 'text'],
+  returns: [
+    ['role', 'text'],
+    ['status', '"OrderStatus"'],
+    ['callbacks', 'text[]'],
+  ],
+  body: storeCardSql(
+    `updated_at = now(), state = $14,
+      partner_status = CASE WHEN $14 = 'succeeded' THEN $15 ELSE partner_status END,
+      error_code = CASE WHEN $14 = 'succeeded' THEN NULL ELSE error_code END,
+      error_message = CASE WHEN $14 = 'succeeded' THEN NULL ELSE error_message END,
+      not_found_since = CASE WHEN $14 = 'succeeded' THEN NULL ELSE not_found_since END`,
+  ),
+};
+
+/**
+ * Every shape of transition() as one statement, its options as parameters (for its server-side function,
+ * server-functions.ts): $1 order, $2 step seq, $3 next step (null: none), $4 its delay in ms, $5 status (null:
+ * kept), $6 whether the error is set (to $7 code, $8 message; null clears it), $9 the waiting deadline's
+ * length in ms (null: none started), $10 only while not leased, $11 the request ID the new one replaces
+ * unless this statement kills it (null: no guard); the attempt's note: $12 its request ID (null: no note),
+ * $13 state (null: kept), $14/$15 partner status set/value, $16/$17/$18 error set/code/message, $19
+ * unknown_since ('start', 'restart', 'at' $20, null: kept), $21 not_found_since ('start', 'clear', null:
+ * kept), $22 declared dead by (null: not); $23 a new request ID (null: none) of kind $24; the timeline's
+ * entry: $25 type (null: none), $26 its request ID, $27 actor, $28 detail. The same changes as the
+ * statement transition() builds for the shape at hand (test/orders/server-functions.e2e-spec.ts).
+ */
+const TRANSITION_ANY_SQL = `WITH prev AS (SELECT status FROM orders WHERE id = $1),
+  o AS (UPDATE orders SET step_seq = step_seq + 1, lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+          next_step = $3,
+          next_step_at = CASE WHEN $3 IS NULL THEN NULL ELSE now() + make_interval(secs => $4 / 1000) END,
+          status = COALESCE($5, status),
+          completed_at = CASE WHEN $5 = 'failed' THEN now() ELSE completed_at END,
+          error_code = CASE WHEN $6 THEN $7 ELSE error_code END,
+          error_message = CASE WHEN $6 THEN $8 ELSE error_message END,
+          wait_deadline = CASE WHEN $9 IS NULL THEN wait_deadline ELSE COALESCE(wait_deadline, now() + make_interval(secs => $9 / 1000)) END
+        WHERE id = $1 AND step_seq = $2
+          AND (NOT $10 OR lease_expires_at IS NULL OR lease_expires_at < now())
+          AND ($11 IS NULL OR EXISTS (SELECT 1 FROM attempts WHERE request_id = $11 AND order_id = $1 AND state = 'failed_definitive'))
+        RETURNING id, step_seq, status, client, callback_url, error_code, error_message),
+  ${OUTBOX_CTE},
+  att AS (UPDATE attempts SET updated_at = now(),
+          state = COALESCE($13, state),
+          partner_status = CASE WHEN $14 THEN $15 ELSE partner_status END,
+          error_code = CASE WHEN $16 THEN $17 ELSE error_code END,
+          error_message = CASE WHEN $16 THEN $18 ELSE error_message END,
+          unknown_since = CASE $19 WHEN 'start' THEN COALESCE(unknown_since, now()) WHEN 'restart' THEN now()
+                                   WHEN 'at' THEN COALESCE(unknown_since, $20) ELSE unknown_since END,
+          not_found_since = CASE $21 WHEN 'start' THEN COALESCE(not_found_since, now()) WHEN 'clear' THEN NULL ELSE not_found_since END,
+          declared_dead_at = CASE WHEN $22 IS NULL THEN declared_dead_at ELSE now() END,
+          declared_dead_by = COALESCE($22, declared_dead_by)
+        WHERE $12 IS NOT NULL AND request_id = $12 AND EXISTS (SELECT 1 FROM o)),
+  new_att AS (INSERT INTO attempts (request_id, order_id, seq, kind, state, created_at, updated_at)
+        SELECT $23, $1, (SELECT COALESCE(max(seq), 0) + 1 FROM attempts WHERE order_id = $1), $24, 'created', now(), now()
+        FROM o WHERE $23 IS NOT NULL),
+  ev AS (INSERT INTO order_events (order_id, type, from_status, to_status, request_id, actor, detail)
+        SELECT $1, $25, prev.status, o.status, $26, $27, $28 FROM o, prev WHERE $25 IS NOT NULL)
+  SELECT o.step_seq, o.status, ARRAY(SELECT id::text FROM cb) AS callbacks FROM o`;
+
+/** TRANSITION_ANY_SQL as a server-side function (server-functions.ts). */
+export const TRANSITION_FN: ServerFunction = {
+  name: 'cardpull_transition',
+  args: [
+    'uuid', 'integer', '"OrderStep"', 'double precision', '"OrderStatus"', 'boolean', 'text', 'text', 'double precision', 'boolean', 'text',
+    'text', '"AttemptState"', 'boolean', 'text', 'boolean', 'text', 'text', 'text', 'timestamptz', 'text', 'text',
+    'text', '"PullMode"', 'text', 'text', 'text', 'jsonb',
+  ],
+  returns: [
+    ['step_seq', 'integer'],
+    ['status', '"OrderStatus"'],
+    ['callbacks', 'text[]'],
+  ],
+  body: TRANSITION_ANY_SQL,
+};
+
+/**
  * The statements that move an order, each one SQL statement (one round trip, atomic) guarded so that
  * re-running a job never applies a change twice. Times are the database's (`now()`), never a worker's.
  */
 @Injectable()
 export class TransitionsRepository {
-  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+  /** The card store through its server-side function (behind a transaction pooler: see server-functions.ts). */
+  private readonly viaFunctions: boolean;
+
+  constructor(@Inject(PG_POOL) private readonly pool: Pool) {
+    this.viaFunctions = !preparesStatements(pool);
+  }
 
   async transition(t: Transition): Promise<TransitionResult> {
     const minted = t.newAttempt ? newRequestId() : undefined;
-    const params: unknown[] = [t.orderId];
-    const p = (value: unknown) => {
-      params.push(value);
-      return `$${params.length}`;
-    };
-    const sets = [
-      'step_seq = step_seq + 1',
-      'lease_owner = NULL',
-      'lease_expires_at = NULL',
-      'updated_at = now()',
-      `next_step = ${p(t.next?.step ?? null)}::"OrderStep"`,
-      t.next ? `next_step_at = now() + make_interval(secs => ${p(t.next.delayMs)}::float8 / 1000)` : 'next_step_at = NULL',
-    ];
-    if (t.status) {
-      sets.push(`status = ${p(t.status)}::"OrderStatus"`);
-      if (t.status === 'failed') sets.push('completed_at = now()');
-    }
-    if (t.error !== undefined) sets.push(`error_code = ${p(t.error?.code ?? null)}`, `error_message = ${p(t.error?.message ?? null)}`);
-    if (t.waitDeadline) sets.push(`wait_deadline = COALESCE(wait_deadline, now() + make_interval(secs => ${p(t.waitDeadline.startMs)}::float8 / 1000))`);
-
-    const guards = [];
-    if (t.whenNotLeased) guards.push('AND (lease_expires_at IS NULL OR lease_expires_at < now())');
-    // Invariant 2 by construction: a new request ID only replaces one that is dead, already or by this very statement.
-    const killsNow = t.newAttempt && t.attempt?.requestId === t.newAttempt.replaces && t.attempt.state === 'failed_definitive';
-    if (t.newAttempt && !killsNow) guards.push(`AND EXISTS (SELECT 1 FROM attempts WHERE request_id = ${p(t.newAttempt.replaces)} AND order_id = $1 AND state = 'failed_definitive')`);
-    const ctes = [
-      `prev AS (SELECT status FROM orders WHERE id = $1)`,
-      `o AS (UPDATE orders SET ${sets.join(', ')} WHERE id = $1 AND step_seq = ${p(t.stepSeq)} ${guards.join(' ')}
-             RETURNING id, step_seq, status, client, callback_url, error_code, error_message)`,
-      OUTBOX_CTE,
-    ];
-    if (t.attempt) {
-      const { requestId, ...note } = t.attempt;
-      const { sets: aSets } = noteSets(note, params);
-      ctes.push(`att AS (UPDATE attempts SET ${aSets} WHERE request_id = ${p(requestId)} AND EXISTS (SELECT 1 FROM o))`);
-    }
-    if (t.newAttempt) {
-      ctes.push(
-        `new_att AS (INSERT INTO attempts (request_id, order_id, seq, kind, state, created_at, updated_at)
-          SELECT ${p(minted)}, $1, (SELECT COALESCE(max(seq), 0) + 1 FROM attempts WHERE order_id = $1),
-                 ${p(t.newAttempt.kind)}::"PullMode", 'created', now(), now() FROM o)`,
-      );
-    }
-    if (t.event) {
-      const detail = t.newAttempt ? { ...t.event.detail, previous_request_id: t.newAttempt.replaces } : t.event.detail;
-      ctes.push(
-        `ev AS (INSERT INTO order_events (order_id, type, from_status, to_status, request_id, actor, detail)
-          SELECT $1, ${p(t.event.type)}, prev.status, o.status, ${p(t.event.requestId ?? minted ?? t.attempt?.requestId ?? null)},
-                 ${p(t.actor)}, ${p(detail ? JSON.stringify(detail) : null)}::jsonb FROM o, prev)`,
-      );
-    }
     const { rows } = await this.pool.query<{ step_seq: number; status: OrderStatus; callbacks: string[] }>(
-      prepared(`WITH ${ctes.join(',\n')} SELECT o.step_seq, o.status, ARRAY(SELECT id::text FROM cb) AS callbacks FROM o`, params),
+      this.viaFunctions ? callOf(TRANSITION_FN, transitionValues(t, minted)) : transitionStatement(t, minted),
     );
     const row = rows[0];
     return row
       ? { applied: true, stepSeq: row.step_seq, status: row.status, callbackEventIds: row.callbacks, ...(minted ? { newRequestId: minted } : {}) }
       : { applied: false, stepSeq: -1, status: null, callbackEventIds: [] };
   }
+
 
   /**
    * Stores a card received for `orderId` and applies what it means for the order (see storeCardSql). Null
@@ -197,12 +235,111 @@ export class TransitionsRepository {
       card.expireAt, card.amount, card.giftCardCode, card.pdfEnc, mismatch, actor,
     ];
     // A card under another request ID than the one asked leaves ours open: only its state is kept.
-    const note: AttemptNote = attempt.state === 'succeeded' ? { state: 'succeeded', partnerStatus: attempt.partnerStatus ?? 'issued', error: null, notFoundSince: 'clear' } : { state: attempt.state };
-    const { sets } = noteSets(note, params);
-    const { rows } = await this.pool.query<{ role: CardRole; status: OrderStatus; callbacks: string[] }>(
-      prepared(storeCardSql(sets), params),
-    );
+    const partnerStatus = attempt.partnerStatus ?? 'issued';
+    let statement: QueryConfig;
+    if (this.viaFunctions) {
+      statement = callOf(STORE_CARD_FN, [...params, attempt.state, partnerStatus]);
+    } else {
+      const note: AttemptNote = attempt.state === 'succeeded' ? { state: 'succeeded', partnerStatus, error: null, notFoundSince: 'clear' } : { state: attempt.state };
+      const { sets } = noteSets(note, params);
+      statement = prepared(storeCardSql(sets), params);
+    }
+    const { rows } = await this.pool.query<{ role: CardRole; status: OrderStatus; callbacks: string[] }>(statement);
     const row = rows[0];
     return row ? { role: row.role, status: row.status, callbackEventIds: row.callbacks } : null;
   }
+}
+
+/** The statement of transition() for the shape of `t`: only the changes it asks for (named: planned once per shape and connection). */
+function transitionStatement(t: Transition, minted: string | undefined): QueryConfig {
+  const params: unknown[] = [t.orderId];
+  const p = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  const sets = [
+    'step_seq = step_seq + 1',
+    'lease_owner = NULL',
+    'lease_expires_at = NULL',
+    'updated_at = now()',
+    `next_step = ${p(t.next?.step ?? null)}::"OrderStep"`,
+    t.next ? `next_step_at = now() + make_interval(secs => ${p(t.next.delayMs)}::float8 / 1000)` : 'next_step_at = NULL',
+  ];
+  if (t.status) {
+    sets.push(`status = ${p(t.status)}::"OrderStatus"`);
+    if (t.status === 'failed') sets.push('completed_at = now()');
+  }
+  if (t.error !== undefined) sets.push(`error_code = ${p(t.error?.code ?? null)}`, `error_message = ${p(t.error?.message ?? null)}`);
+  if (t.waitDeadline) sets.push(`wait_deadline = COALESCE(wait_deadline, now() + make_interval(secs => ${p(t.waitDeadline.startMs)}::float8 / 1000))`);
+
+  const guards = [];
+  if (t.whenNotLeased) guards.push('AND (lease_expires_at IS NULL OR lease_expires_at < now())');
+  // Invariant 2 by construction: a new request ID only replaces one that is dead, already or by this very statement.
+  const killsNow = t.newAttempt && t.attempt?.requestId === t.newAttempt.replaces && t.attempt.state === 'failed_definitive';
+  if (t.newAttempt && !killsNow) guards.push(`AND EXISTS (SELECT 1 FROM attempts WHERE request_id = ${p(t.newAttempt.replaces)} AND order_id = $1 AND state = 'failed_definitive')`);
+  const ctes = [
+    `prev AS (SELECT status FROM orders WHERE id = $1)`,
+    `o AS (UPDATE orders SET ${sets.join(', ')} WHERE id = $1 AND step_seq = ${p(t.stepSeq)} ${guards.join(' ')}
+           RETURNING id, step_seq, status, client, callback_url, error_code, error_message)`,
+    OUTBOX_CTE,
+  ];
+  if (t.attempt) {
+    const { requestId, ...note } = t.attempt;
+    const { sets: aSets } = noteSets(note, params);
+    ctes.push(`att AS (UPDATE attempts SET ${aSets} WHERE request_id = ${p(requestId)} AND EXISTS (SELECT 1 FROM o))`);
+  }
+  if (t.newAttempt) {
+    ctes.push(
+      `new_att AS (INSERT INTO attempts (request_id, order_id, seq, kind, state, created_at, updated_at)
+        SELECT ${p(minted)}, $1, (SELECT COALESCE(max(seq), 0) + 1 FROM attempts WHERE order_id = $1),
+               ${p(t.newAttempt.kind)}::"PullMode", 'created', now(), now() FROM o)`,
+    );
+  }
+  if (t.event) {
+    const detail = t.newAttempt ? { ...t.event.detail, previous_request_id: t.newAttempt.replaces } : t.event.detail;
+    ctes.push(
+      `ev AS (INSERT INTO order_events (order_id, type, from_status, to_status, request_id, actor, detail)
+        SELECT $1, ${p(t.event.type)}, prev.status, o.status, ${p(t.event.requestId ?? minted ?? t.attempt?.requestId ?? null)},
+               ${p(t.actor)}, ${p(detail ? JSON.stringify(detail) : null)}::jsonb FROM o, prev)`,
+    );
+  }
+  return prepared(`WITH ${ctes.join(',\n')} SELECT o.step_seq, o.status, ARRAY(SELECT id::text FROM cb) AS callbacks FROM o`, params);
+}
+
+/** transition()'s parameters for TRANSITION_FN (see TRANSITION_ANY_SQL). */
+function transitionValues(t: Transition, minted: string | undefined): unknown[] {
+  const killsNow = t.newAttempt && t.attempt?.requestId === t.newAttempt.replaces && t.attempt.state === 'failed_definitive';
+  const note = t.attempt;
+  const unknown = note?.unknownSince;
+  const detail = t.event && (t.newAttempt ? { ...t.event.detail, previous_request_id: t.newAttempt.replaces } : t.event.detail);
+  return [
+    t.orderId,
+    t.stepSeq,
+    t.next?.step ?? null,
+    t.next?.delayMs ?? null,
+    t.status ?? null,
+    t.error !== undefined,
+    t.error?.code ?? null,
+    t.error?.message ?? null,
+    t.waitDeadline?.startMs ?? null,
+    !!t.whenNotLeased,
+    t.newAttempt && !killsNow ? t.newAttempt.replaces : null,
+    note?.requestId ?? null,
+    note?.state ?? null,
+    note?.partnerStatus !== undefined,
+    note?.partnerStatus ?? null,
+    note?.error !== undefined,
+    note?.error?.code ?? null,
+    note?.error?.message ?? null,
+    unknown instanceof Date ? 'at' : (unknown ?? null),
+    unknown instanceof Date ? unknown : null,
+    note?.notFoundSince ?? null,
+    note?.declaredDeadBy || null,
+    minted ?? null,
+    t.newAttempt?.kind ?? null,
+    t.event?.type ?? null,
+    t.event ? (t.event.requestId ?? minted ?? t.attempt?.requestId ?? null) : null,
+    t.actor,
+    detail ? JSON.stringify(detail) : null,
+  ];
 }

@@ -1,4 +1,4 @@
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { hash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { type CanActivate, type ExecutionContext, Inject, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
@@ -12,7 +12,7 @@ export const RequireScope = (scope: Scope) => SetMetadata(SCOPE_KEY, scope);
 
 export type AuthedRequest = FastifyRequest & { apiClient: ApiClient };
 
-const digest = (key: string) => createHash('sha256').update(key).digest();
+const digest = (key: string) => hash('sha256', key, 'buffer');
 
 /**
  * Finds the client of an API key (constant time over all configured keys), or undefined. Used by
@@ -49,7 +49,10 @@ const FAILED_AUTH_WINDOW_MS = 60_000;
  * throttled: after AUTH_FAILURES_PER_MINUTE unknown keys from one address within a minute (sliding), that
  * address gets 429 for any key (a valid one included, or the answers would still tell a right guess from a
  * wrong one) until fewer failures than that are left in the last minute. Counted across the fleet, in Redis
- * (FleetCounters): N API processes allow what one allows. Each request costs one Redis round trip.
+ * (FleetCounters): N API processes allow what one allows. An unknown key costs one Redis round trip (it is
+ * recorded); a valid key is checked against the address's count as Redis last answered it for this process,
+ * which every failure recorded anywhere in the fleet drops at once (FleetCounters.look), so most requests
+ * ask nothing of Redis.
  */
 @Injectable()
 export class ApiKeyCheck {

@@ -39,6 +39,77 @@ describe('FleetCounters (real Redis): the abuse limits counted once across the f
     expect(await a.attempt(['auth:5.6.7.8'], [3], 60_000, null)).toBe(true);
   });
 
+  /** A client whose script calls (EVALSHA/EVAL) are counted. */
+  const counted = () => {
+    const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    const calls = { scripts: 0 };
+    const sendCommand = client.sendCommand.bind(client);
+    client.sendCommand = ((command: { name: string }) => {
+      if (command.name === 'evalsha' || command.name === 'eval') calls.scripts++;
+      return sendCommand(command as never);
+    }) as typeof client.sendCommand;
+    return { client, calls };
+  };
+  /** Resolves once `c` has heard (on its subscription) of an attempt recorded under `name` by any process. */
+  const heard = (c: FleetCounters, name: string) =>
+    new Promise<void>((resolve) => {
+      const looks = (c as unknown as { looks: { drop(keys: string[]): void } }).looks;
+      const drop = looks.drop.bind(looks);
+      looks.drop = (keys: string[]) => {
+        drop(keys);
+        if (keys.includes(`${redis.prefix}:{abuse}:${name}`)) resolve();
+      };
+    });
+  /** Until the counters' subscription is live (a look is then kept): the first look of a name that allows. */
+  const live = async (c: FleetCounters, calls: { scripts: number }) => {
+    for (let i = 0; ; i++) {
+      const before = calls.scripts;
+      expect(await c.attempt([`auth:warm-${i}`], [3], 60_000, null)).toBe(true);
+      expect(await c.attempt([`auth:warm-${i}`], [3], 60_000, null)).toBe(true);
+      if (calls.scripts === before + 1) return;
+      await sleep(20);
+    }
+  };
+
+  it('a look Redis allowed is answered from memory (issue 22): 200 looks of one address, concurrent or not, cost one script', async () => {
+    const { client, calls } = counted();
+    const a = counters(client);
+    await live(a, calls);
+    const before = calls.scripts;
+    const answers = await Promise.all(Array.from({ length: 100 }, () => a.attempt(['auth:9.9.9.9'], [3], 60_000, null)));
+    for (let i = 0; i < 100; i++) answers.push(await a.attempt(['auth:9.9.9.9'], [3], 60_000, null));
+    expect(answers.every(Boolean)).toBe(true);
+    expect(calls.scripts - before).toBe(1);
+  });
+
+  it('an attempt recorded by another process drops the look kept in memory: the fleet-wide limit still holds for a valid key (issue 22)', async () => {
+    const { client, calls } = counted();
+    const [a, b] = [counters(client), counters()];
+    await live(a, calls);
+    expect(await a.attempt(['auth:7.7.7.7'], [2], 60_000, null)).toBe(true);
+    expect(await a.attempt(['auth:7.7.7.7'], [2], 60_000, null)).toBe(true);
+    const scripts = calls.scripts;
+    const told = heard(a, 'auth:7.7.7.7');
+    expect(await b.attempt(['auth:7.7.7.7'], [2], 60_000, 'g1')).toBe(true);
+    expect(await b.attempt(['auth:7.7.7.7'], [2], 60_000, 'g2')).toBe(true);
+    await told;
+    // a asks Redis again (its kept look was dropped) and is refused.
+    expect(await a.attempt(['auth:7.7.7.7'], [2], 60_000, null)).toBe(false);
+    expect(calls.scripts).toBe(scripts + 1);
+    // A refusal is never kept: the next look asks again.
+    expect(await a.attempt(['auth:7.7.7.7'], [2], 60_000, null)).toBe(false);
+    expect(calls.scripts).toBe(scripts + 2);
+  });
+
+  it('an attempt recorded by the same process drops its kept look at once, before Redis answers (issue 22)', async () => {
+    const { client, calls } = counted();
+    const a = counters(client);
+    await live(a, calls);
+    expect(await a.attempt(['auth:6.6.6.6'], [1], 60_000, null)).toBe(true);
+    expect(await a.attempt(['auth:6.6.6.6'], [1], 60_000, 'g1')).toBe(true);
+    expect(await a.attempt(['auth:6.6.6.6'], [1], 60_000, null)).toBe(false);
+  });
+
   it('attempts under two names: refused when either is at its limit; forget clears one name and takes one attempt back from the other', async () => {
     const [a, b] = [counters(), counters()];
     for (let i = 0; i < 2; i++) expect(await a.attempt(['login:ip|alice', 'login:ip'], [2, 3], 60_000, `a${i}`)).toBe(true);

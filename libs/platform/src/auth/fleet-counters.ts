@@ -15,20 +15,24 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 /**
  * Attempts in a sliding window, one sorted set (member -> time) per key. KEYS: the counts. ARGV: window ms,
- * the attempt's member ('' : only look), then one limit per key. Returns 0 when every count is under its
- * limit (the attempt, if any, is then recorded under every key), else the position of a key at its limit.
+ * the attempt's member ('' : only look), the channel that tells every process of an attempt recorded, then
+ * one limit per key. Returns 0 when every count is under its limit (the attempt, if any, is then recorded
+ * under every key and its keys published on the channel, in the same atomic step: every look a process
+ * keeps in memory for those keys is dropped before anyone hears of the attempt), else the position of a
+ * key at its limit.
  */
 const ATTEMPT = `${NOW}
 local window = tonumber(ARGV[1])
 for i, key in ipairs(KEYS) do
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-  if redis.call('ZCARD', key) >= tonumber(ARGV[i + 2]) then return i end
+  if redis.call('ZCARD', key) >= tonumber(ARGV[i + 3]) then return i end
 end
 if ARGV[2] ~= '' then
   for _, key in ipairs(KEYS) do
     redis.call('ZADD', key, now, ARGV[2])
     redis.call('PEXPIRE', key, window)
   end
+  redis.call('PUBLISH', ARGV[3], table.concat(KEYS, '\\n'))
 end
 return 0
 `;
@@ -172,6 +176,124 @@ class LocalCounters {
   }
 }
 
+/**
+ * The looks Redis allowed, kept in this process (FleetCounters.look), and the subscription that drops them:
+ * ATTEMPT publishes the keys of every attempt it records on `channel`, in the script that records it, so
+ * the message is on its way to every subscribed process before the recording process has its answer.
+ * Nothing is kept unless the subscription is confirmed live (SUBSCRIBE answered on the current connection);
+ * losing the connection drops everything. `epoch` moves with every drop and every change of the
+ * subscription, so a look that was under way meanwhile is not kept (its answer may predate an attempt).
+ */
+class AllowedLooks {
+  private readonly sub: Redis | Cluster | null;
+  private live = false;
+  private epoch = 0;
+  /** Moves when the subscription's connection is lost: a SUBSCRIBE answered on an older one does not count. */
+  private connection = 0;
+  private readonly kept = new Map<string, { until: number; keys: string[] }>();
+  private readonly byKey = new Map<string, Set<string>>();
+  private readonly pending = new Map<string, Promise<{ allowed: boolean; current: boolean }>>();
+
+  constructor(redis: Redis | Cluster | null, private readonly channel: string) {
+    this.sub = redis ? (redis as Redis).duplicate() : null;
+    if (!this.sub) return;
+    const sub = this.sub;
+    sub.on('error', () => undefined);
+    for (const event of ['close', 'end', 'reconnecting']) sub.on(event, () => this.down());
+    sub.on('message', (from: string, message: string) => {
+      if (from === this.channel) this.drop(message.split('\n'));
+    });
+    const subscribe = () => {
+      const on = this.connection;
+      sub.subscribe(this.channel).then(
+        () => {
+          // Only if the connection was not lost while SUBSCRIBE was under way.
+          if (this.connection !== on) return;
+          this.live = true;
+          this.epoch++;
+        },
+        () => this.down(),
+      );
+    };
+    sub.on('ready', subscribe);
+    if (sub.status === 'ready') subscribe();
+  }
+
+  /** Whether a look kept for `id` still allows (live subscription, within ALLOWED_LOOK_MS). */
+  allows(id: string): boolean {
+    if (!this.live) return false;
+    const k = this.kept.get(id);
+    if (!k) return false;
+    if (k.until > Date.now()) return true;
+    this.remove(id);
+    return false;
+  }
+
+  asking(id: string): Promise<{ allowed: boolean; current: boolean }> | undefined {
+    return this.pending.get(id);
+  }
+
+  ask(id: string, answer: Promise<{ allowed: boolean; current: boolean }>): void {
+    this.pending.set(id, answer);
+    void answer.finally(() => {
+      if (this.pending.get(id) === answer) this.pending.delete(id);
+    });
+  }
+
+  /** Taken before a look is sent; unchangedSince() tells whether its answer may be kept. */
+  mark(): number {
+    return this.live ? this.epoch : -1;
+  }
+
+  unchangedSince(mark: number): boolean {
+    return mark >= 0 && this.live && this.epoch === mark;
+  }
+
+  keep(id: string, keys: string[]): void {
+    if (this.kept.size >= 10_000 && !this.kept.has(id)) this.remove(this.kept.keys().next().value!);
+    this.kept.set(id, { until: Date.now() + ALLOWED_LOOK_MS, keys });
+    for (const key of keys) {
+      let ids = this.byKey.get(key);
+      if (!ids) this.byKey.set(key, (ids = new Set()));
+      ids.add(id);
+    }
+  }
+
+  /** An attempt was (or is about to be) recorded under `keys`: what was kept for them no longer holds. */
+  drop(keys: string[]): void {
+    this.epoch++;
+    for (const key of keys) for (const id of this.byKey.get(key) ?? []) this.remove(id);
+  }
+
+  forgetAll(): void {
+    this.epoch++;
+    this.kept.clear();
+    this.byKey.clear();
+  }
+
+  close(): void {
+    this.down();
+    if (this.sub && this.sub.status !== 'end') this.sub.disconnect();
+  }
+
+  private down(): void {
+    this.connection++;
+    this.live = false;
+    this.forgetAll();
+  }
+
+  private remove(id: string): void {
+    const k = this.kept.get(id);
+    if (!k) return;
+    this.kept.delete(id);
+    for (const key of k.keys) {
+      const ids = this.byKey.get(key);
+      ids?.delete(id);
+      if (ids?.size === 0) this.byKey.delete(key);
+    }
+  }
+}
+
 type Scripts = (Redis | Cluster) & {
   abuseAttempt(...args: (string | number)[]): Promise<number>;
   abuseLook(...args: (string | number)[]): Promise<number>;
@@ -186,6 +308,12 @@ export interface FleetCountersOptions {
 }
 
 const REDIS_TIMEOUT_MS = 1_000;
+/**
+ * How long a look that Redis allowed is answered from this process's memory at most. The attempts that
+ * could end it (recorded by any process) drop it at once through the channel; this bound only matters
+ * when a message was lost (a subscription broken without the connection noticing).
+ */
+export const ALLOWED_LOOK_MS = 1_000;
 /** ioredis statuses of a connection that was lost (not one still being made at start-up). */
 const LOST = new Set(['close', 'reconnecting', 'end']);
 
@@ -198,6 +326,8 @@ const LOST = new Set(['close', 'reconnecting', 'end']);
 export class FleetCounters {
   private readonly redis: Scripts | null;
   private readonly local = new LocalCounters();
+  /** Looks Redis allowed, answered from memory meanwhile (see look()). */
+  private readonly looks: AllowedLooks;
   /** The rate limit's hits this process leased and has not spent yet, per key (hit()). */
   private readonly leases = new Map<string, Lease>();
   private readonly leasing = new Map<string, Promise<ThrottlerRecord>>();
@@ -216,10 +346,16 @@ export class FleetCounters {
       redis.defineCommand('abuseTake', { numberOfKeys: 1, lua: TAKE });
     }
     this.redis = redis as Scripts | null;
+    this.looks = new AllowedLooks(redis, this.channel);
   }
 
   private key(name: string): string {
     return `${this.options.prefix}:{abuse}:${name}`;
+  }
+
+  /** Where ATTEMPT tells every process which keys it recorded an attempt under. */
+  private get channel(): string {
+    return `${this.options.prefix}:{abuse}:recorded`;
   }
 
   /**
@@ -229,11 +365,50 @@ export class FleetCounters {
    */
   async attempt(names: string[], limits: number[], windowMs: number, member: string | null): Promise<boolean> {
     const keys = names.map((n) => this.key(n));
+    if (member === null) return this.look(keys, limits, windowMs);
+    // What this process allowed for these keys no longer holds (the channel tells the other processes).
+    this.looks.drop(keys);
     const over = await this.guarded(
-      (r) => (member === null ? r.abuseLook(keys.length, ...keys, windowMs, ...limits) : r.abuseAttempt(keys.length, ...keys, windowMs, member, ...limits)),
+      (r) => r.abuseAttempt(keys.length, ...keys, windowMs, member, this.channel, ...limits),
       () => this.local.attempt(keys, limits, windowMs, member),
     );
     return Number(over) === 0;
+  }
+
+  /**
+   * A look (LOOK), answered from memory while Redis's last answer for the same keys allowed it: what every
+   * request with a valid API key asks, so most ask nothing of Redis. Only an allowing answer is kept (a
+   * count only grows by an attempt recorded, and every recorded attempt drops the kept answers of its keys
+   * in every process before the attempt's own caller hears of it: see AllowedLooks), for ALLOWED_LOOK_MS at
+   * most, and only while this process's subscription to the channel is known to be live. Concurrent looks
+   * of the same keys share one round trip.
+   */
+  private async look(keys: string[], limits: number[], windowMs: number): Promise<boolean> {
+    const id = `${windowMs}|${limits.join(',')}|${keys.join('\n')}`;
+    if (this.looks.allows(id)) return true;
+    const asking = this.looks.asking(id);
+    if (asking) {
+      const shared = await asking;
+      // An attempt was recorded while that look was under way: this request asks on its own.
+      if (shared.current) return shared.allowed;
+    }
+    const since = this.looks.mark();
+    let fromRedis = false;
+    const answer = this.guarded(
+      async (r) => {
+        const over = Number(await r.abuseLook(keys.length, ...keys, windowMs, ...limits));
+        fromRedis = true;
+        return over;
+      },
+      () => this.local.attempt(keys, limits, windowMs, null),
+    ).then((over) => {
+      const allowed = Number(over) === 0;
+      const current = this.looks.unchangedSince(since);
+      if (allowed && fromRedis && current) this.looks.keep(id, keys);
+      return { allowed, current };
+    });
+    this.looks.ask(id, answer);
+    return (await answer).allowed;
   }
 
   /** Forgets the attempts of `clear` and takes the attempt `member` back from `unnote` (a login that succeeded). */
@@ -332,6 +507,7 @@ export class FleetCounters {
   /** Closes the connection (the counters own the one they are given). */
   close(): void {
     this.local.close();
+    this.looks.close();
     if (this.redis && this.redis.status !== 'end') this.redis.disconnect();
   }
 
@@ -340,6 +516,7 @@ export class FleetCounters {
     if (!this.redis) return fallback();
     // A connection known to be lost: no request waits out the deadline while it reconnects.
     if (LOST.has(this.redis.status)) {
+      this.looks.forgetAll();
       this.warn(`Redis connection ${this.redis.status}`);
       return fallback();
     }
