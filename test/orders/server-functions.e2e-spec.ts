@@ -78,7 +78,7 @@ describe('the hot statements as server-side functions (DATABASE_PREPARED_STATEME
        FROM orders o JOIN attempts a ON a.order_id = o.id WHERE o.id = $1`,
       [id],
     );
-    const plain = (x: unknown) => JSON.parse(JSON.stringify(x, (k, v: unknown) => (['id', 'orderId', 'requestId', 'idempotencyKey', 'createdAt', 'updatedAt', 'nextStepAt', 'leaseExpiresAt', 'firstSentAt', 'lastSentAt', 'callbackEventIds', 'clock'].includes(k) ? typeof v : v)));
+    const plain = (x: unknown) => JSON.parse(JSON.stringify(x, (k, v: unknown) => (['id', 'orderId', 'requestId', 'idempotencyKey', 'createdAt', 'updatedAt', 'nextStepAt', 'leaseExpiresAt', 'firstSentAt', 'lastSentAt', 'callbackEventIds', 'clock', 'sentAt'].includes(k) ? typeof v : v)));
     return plain({
       created: { kind: created.kind, order: created.order },
       replay: replay.kind,
