@@ -5,6 +5,8 @@ module.exports = {
   moduleFileExtensions: ['js', 'json', 'ts'],
   testRegex: '.*\\.(spec|e2e-spec)\\.ts$',
   testPathIgnorePatterns: ['/node_modules/', '/dist/', '/.tmp/', '/reports/'],
+  // Another build unpacked under .tmp (bench/compare.ts) holds package.json files of the same names.
+  modulePathIgnorePatterns: ['<rootDir>/.tmp/'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.jest.json' }] },
   moduleNameMapper: {
     [`^@cardpull/(${libs})$`]: '<rootDir>/libs/$1/src',
