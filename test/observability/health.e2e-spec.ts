@@ -182,8 +182,10 @@ describe('the readiness probe reads the CACHED balance: at most one partner bala
   const expectSpaced = ({ calls, elapsedMs }: { calls: number[]; elapsedMs: number }) => {
     expect(calls.length).toBeGreaterThanOrEqual(1);
     expect(calls.length).toBeLessThanOrEqual(Math.ceil(elapsedMs / TTL) + 1);
-    // Small tolerance: the probe notes the time just before PartnerSnapshots reads its cache row.
-    for (let i = 1; i < calls.length; i++) expect(calls[i]! - calls[i - 1]!).toBeGreaterThanOrEqual(TTL - 50);
+    // Spaced by the window, not by the probes (every ~50 ms). The times are the calls' arrivals at the
+    // simulator, each late by however loaded the machine is (a CI run saw 902 ms between two, TTL 1 s):
+    // half a window of tolerance still tells one call per window from one per probe.
+    for (let i = 1; i < calls.length; i++) expect(calls[i]! - calls[i - 1]!).toBeGreaterThanOrEqual(TTL / 2);
   };
 
   it('partner up: 60 probes in ~3 s cost at most one balance call per TTL window', async () => {

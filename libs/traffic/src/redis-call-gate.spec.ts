@@ -36,7 +36,10 @@ describe('RedisCallGate (real Redis)', () => {
     for (let i = 0; i < 100 && !done(); i++) await new Promise((r) => setTimeout(r, 20));
   };
   /** The permit's report runs in the background: wait until Redis has it. */
-  const settle = () => new Promise((r) => setTimeout(r, 50));
+  const settle = async () => {
+    await Promise.all(gates.map((g) => g.idle()));
+    await new Promise((r) => setTimeout(r, 20));
+  };
 
   beforeAll(async () => {
     redis = await createTestRedis('traffic');
@@ -165,30 +168,36 @@ describe('RedisCallGate (real Redis)', () => {
     expect(view.ratePerSecond).toBeLessThan(30); // 15 doubled every second, well under a second since
     expect(logs.map((l) => l.msg)).toContainEqual(expect.stringContaining('poll calls slowed to 15.0/s fleet-wide'));
     // The other process heard of it (a message): its polls now ask Redis, and the bucket holds half a second.
-    await waitUntil(() => logs.some((l) => (l.obj as { partnerLimits?: { via: string } }).partnerLimits?.via === 'message'));
-    expect(logs.map((l) => (l.obj as { partnerLimits?: { via: string } }).partnerLimits?.via).filter(Boolean).sort()).toEqual(['message', 'own']);
+    // (Each gate logs once, by whichever way it learned first: a's own answer or its own message.)
+    await waitUntil(() => logs.filter((l) => (l.obj as { partnerLimits?: object }).partnerLimits).length >= 2);
+    expect(logs.map((l) => (l.obj as { partnerLimits?: { via: string } }).partnerLimits?.via).filter(Boolean)).toContain('message');
     const answers = await Promise.all(Array.from({ length: 40 }, () => tryOnce(b, 'poll')));
     expect(answers.filter((x) => !isHeldBack(x)).length).toBeLessThan(30);
   });
 
-  it('learned: a later 429 takes the rate to what the partner let through in the last second (at most halving it; once a second, never for a call sent before the last cut)', async () => {
+  it('learned: a later 429 cuts the learned rate, by at most half, at most once a second, and never for a call admitted before the last cut', async () => {
     const a = gate({});
+    const cuts = () => logs.filter((l) => (l.obj as { partnerBackoff?: object }).partnerBackoff).map((l) => (l.obj as { partnerBackoff: { ratePerSecond: number } }).partnerBackoff.ratePerSecond);
+    const stale = await permit(a, 'create'); // given before anything was learned
     (await permit(a, 'create')).done({ sent: true, httpStatus: 429 }); // nothing got through: the floor (1/s)
-    await settle();
+    await waitUntil(() => cuts().length >= 1);
+    expect(cuts()).toEqual([1]);
+    stale.done({ sent: true, httpStatus: 429 }); // a call sent before the cut: it says nothing new
     const early = await a.acquire('create', { maxWaitMs: 2_000 }); // admitted by Redis at the learned rate
     expect(isHeldBack(early)).toBe(false);
     await new Promise((r) => setTimeout(r, 1_000));
+    await settle();
+    expect(cuts()).toEqual([1]);
     const before = (await a.snapshot())!.find((v) => v.scope === 'create')!.ratePerSecond;
     (early as CallPermit).done({ sent: true, httpStatus: 429 });
+    await waitUntil(() => cuts().length >= 2);
+    expect(cuts()).toHaveLength(2);
+    // The rate in force at the cut was at least the one read just before (it only climbs): at most halved.
+    expect(cuts()[1]).toBeGreaterThanOrEqual(before / 2 - 0.01);
+    // A 429 at once after, to a call admitted after the cut: not within the second.
+    (await a.acquire('create', { maxWaitMs: 3_000 }) as CallPermit).done({ sent: true, httpStatus: 429 });
     await settle();
-    const after = (await a.snapshot())!.find((v) => v.scope === 'create')!.ratePerSecond;
-    // One call went through in the last whole second (the partner's rate as far as we know): at most halved.
-    expect(after).toBeGreaterThanOrEqual(before / 2 - 0.01);
-    expect(after).toBeLessThan(before * 0.6);
-    // A 429 at once after: no second cut.
-    (await a.acquire('create', { maxWaitMs: 2_000 }) as CallPermit).done({ sent: true, httpStatus: 429 });
-    await settle();
-    expect((await a.snapshot())!.find((v) => v.scope === 'create')!.ratePerSecond).toBeGreaterThanOrEqual(after);
+    expect(cuts()).toHaveLength(2);
   });
 
   it('creations go first: while one waits on the shared limit, polls yield, unless urgent', async () => {

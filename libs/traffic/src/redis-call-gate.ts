@@ -358,9 +358,22 @@ export class RedisCallGate implements CallGate {
         done = true;
         window?.leave(result.sent && result.httpStatus !== 429);
         if (reasked) reasked.done(result);
-        else void this.afterCall(kind, id, admittedAtRedis, result);
+        else this.track(this.afterCall(kind, id, admittedAtRedis, result));
       },
     };
+  }
+
+  private readonly reporting = new Set<Promise<void>>();
+
+  /** A permit's report, run in the background (the call's answer does not wait for Redis). */
+  private track(report: Promise<void>): void {
+    this.reporting.add(report);
+    void report.finally(() => this.reporting.delete(report));
+  }
+
+  /** Resolves once every permit's report given so far has reached Redis (or given up): for tests and shutdown. */
+  async idle(): Promise<void> {
+    while (this.reporting.size) await Promise.allSettled([...this.reporting]);
   }
 
   private async afterCall(kind: CallKind, id: string | null, admittedAtRedis: number, result: CallResult): Promise<void> {
