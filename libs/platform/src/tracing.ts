@@ -1,4 +1,4 @@
-import { context, isSpanContextValid, propagation, trace, SpanStatusCode, type Attributes, type Span } from '@opentelemetry/api';
+import { INVALID_SPAN_CONTEXT, context, isSpanContextValid, propagation, trace, SpanStatusCode, type Attributes, type Span } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -36,6 +36,9 @@ export function setupTracing(opts: { service: string; endpoint?: string; exporte
   return true;
 }
 
+/** What withSpan hands its function while tracing is off: a span that records nothing (as the no-op tracer's). */
+const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
 /** Whether this process records traces (a provider is registered). */
 export const tracingOn = (): boolean => provider !== null;
 
@@ -46,6 +49,8 @@ export async function shutdownTracing(): Promise<void> {
 
 /** Runs `fn` in a new span (a child of the active one, or of `parent`), ended when it settles; errors are recorded. */
 export async function withSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, parent?: ReturnType<typeof context.active>): Promise<T> {
+  // Tracing off: the no-op tracer would make a span that records nothing and a context for it, per call.
+  if (!provider) return fn(NO_SPAN);
   const tracer = trace.getTracer(TRACER);
   return tracer.startActiveSpan(name, { attributes }, parent ?? context.active(), async (span) => {
     try {
