@@ -240,6 +240,22 @@ export class StepsRepository {
   }
 
   /**
+   * Of these steps read by pendingSteps, the ones still due as they were read (same step, still open), with
+   * their order's trace (tracing on only, else null): a step that moved on since (its job finished, the
+   * order completed) is not the sweeper's to re-create. One statement for the whole list.
+   */
+  async stillDue(steps: Pick<ScheduledStep, 'orderId' | 'stepSeq'>[]): Promise<Map<string, string | null>> {
+    if (!steps.length) return new Map();
+    const { rows } = await this.pool.query<{ id: string; trace: string | null }>(
+      `SELECT o.id, o.trace_parent AS trace FROM orders o
+       JOIN unnest($1::uuid[], $2::int[]) AS s(id, seq) ON o.id = s.id AND o.step_seq = s.seq
+       WHERE o.next_step_at IS NOT NULL`,
+      [steps.map((s) => s.orderId), steps.map((s) => s.stepSeq)],
+    );
+    return new Map(rows.map((r) => [r.id, r.trace]));
+  }
+
+  /**
    * The traces of these orders (the W3C traceparent of each intake, tracing on only; orders without one are
    * left out): a job re-created from the row goes on in its order's trace. Read only for the jobs to
    * re-create, not with every sweep's list of open orders.

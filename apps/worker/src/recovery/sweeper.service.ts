@@ -46,18 +46,18 @@ export class Sweeper extends PeriodicTask<SweepReport> {
   protected async tick(): Promise<SweepReport> {
     const pending = await this.steps.pendingSteps();
     await this.circuit.reconcile();
-    // Read Redis after Postgres: a step that moved on in between is re-added under its old id, and its
-    // job then finds a stale step and does nothing (harmless); the other order would miss a step.
+    // Read Redis after Postgres (the other order would miss a step that got its job in between).
     const live = await this.queue.liveJobIds();
-    const missing = pending.filter((s) => !live.has(orderStepJobId(s.orderId, s.stepSeq)));
+    const notLive = pending.filter((s) => !live.has(orderStepJobId(s.orderId, s.stepSeq)));
+    // A step whose job finished between the two reads (its order moved on: completed, or a next step with
+    // its own job) is not missing: asked again in Postgres, only the steps still due as read are re-created.
+    // Each goes on in its order's trace (kept with the order at intake), not in a new one.
+    const due = await this.steps.stillDue(notLive);
+    const missing = notLive.filter((s) => due.has(s.orderId));
     // A job id that is not live may still have its hash (a list lost without it, a finished job kept):
     // BullMQ would take the re-add for a duplicate and drop it. Remove the leftover first.
     await removeLeftovers(this.queue.queue, missing.map((m) => orderStepJobId(m.orderId, m.stepSeq)));
-    if (missing.length) {
-      // Each re-created job goes on in its order's trace (kept with the order at intake), not in a new one.
-      const traces = await this.steps.traceParents(missing.map((m) => m.orderId));
-      await this.queue.scheduleMany(missing.map((m) => ({ ...m, trace: traces.get(m.orderId) ?? null })));
-    }
+    if (missing.length) await this.queue.scheduleMany(missing.map((m) => ({ ...m, trace: due.get(m.orderId) ?? null })));
     // The callback outbox the same way (Postgres first, then Redis): every pending event has a delivery job.
     const pendingCallbacks = await this.callbacks.pending();
     const liveCallbacks = await this.callbackQueue.liveJobIds();
