@@ -1,5 +1,6 @@
 import { startPgBouncer, startRedisCluster, type TestPgBouncer, type TestRedisCluster } from '@cardpull/testing';
 import type { BenchContext } from './support/context';
+import { pgCounters, perCard } from './support/pg-counters';
 import { describeCores } from './support/cpu';
 import { createOrders } from './support/http-load';
 import { trackCompletion } from './support/progress';
@@ -46,12 +47,6 @@ interface Run {
   commitsPerCard: number;
 }
 
-/** Commits so far in the bench's database; Postgres publishes a backend's counts within about a second. */
-async function commits(ctx: BenchContext): Promise<number> {
-  await new Promise((r) => setTimeout(r, 1_100));
-  const { rows } = await ctx.stack.db.query<{ n: string }>('SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()');
-  return Number(rows[0]!.n);
-}
 
 /** Bytes on disk per completed order (tables, indexes and TOAST of the order tables), right after a run. */
 async function bytesPerOrder(ctx: BenchContext, orders: number): Promise<Record<string, number>> {
@@ -92,14 +87,13 @@ export async function scaleOutBench(ctx: BenchContext): Promise<Figure[]> {
           ...(v.db === 'pgbouncer' ? { DATABASE_URL: bouncer.url(stack.pg.url) } : {}),
           DATABASE_PREPARED_STATEMENTS: String(v.prepared),
         };
-        const commitsBefore = await commits(ctx);
+        const before = await pgCounters(ctx);
         const since = Date.now();
         const workers = await Promise.all(Array.from({ length: v.workers }, (_, i) => stack.startWorker(`worker-so-${v.workers}-${i + 1}`, env, false)));
         try {
           const done = await trackCompletion(ctx, orders, { since, label: v.name });
           await Promise.all(workers.map((w) => w.proc.stop(15_000)));
-          // The bench's own reads (this loop's count queries) are a few dozen of them: left in.
-          const commitsPerCard = ((await commits(ctx)) - commitsBefore) / orders;
+          const { commitsPerCard } = await perCard(ctx, before, orders, done.polls);
           runs.push({ variant: v.name, round, ...done, commitsPerCard });
           if (v.name === '1 worker' && round === 0) storage = await bytesPerOrder(ctx, orders);
           log(`  ${v.name.padEnd(30)} round ${round + 1}: ${done.steadyPerS.toFixed(0)} cards/s (10-90 %), all in ${done.totalS.toFixed(1)} s from spawn; ${commitsPerCard.toFixed(2)} commits per card; cores: ${describeCores(done.cores)}`);
@@ -139,9 +133,9 @@ export async function scaleOutBench(ctx: BenchContext): Promise<Figure[]> {
       baselineSamples: samples('1 worker'),
       note: `cores: ${describeCores(cores(name))}`,
     });
-  const perCard = median(of('1 worker').map((r) => r.commitsPerCard));
+  const commitsPerCard = median(of('1 worker').map((r) => r.commitsPerCard));
   return [
-    figure({ bench: 'scale-out', figure: 'Postgres commits per card, 1 worker (sync)', value: perCard, unit: '', baseline: null, baselineLabel: '-', target: '-', pass: null }),
+    figure({ bench: 'scale-out', figure: 'Postgres commits per card, 1 worker (sync)', value: commitsPerCard, unit: '', baseline: null, baselineLabel: '-', target: '-', pass: null }),
     figure({ bench: 'scale-out', figure: 'cards stored/s, 1 worker (sync, sim 0 ms)', value: one, unit: '/s', baseline: null, baselineLabel: '-', target: '-', pass: null, samples: samples('1 worker'), note: `cores: ${describeCores(cores('1 worker'))}` }),
     against('2 workers', '- (2 cores)', null),
     against('3 workers', '- (2 cores)', null),

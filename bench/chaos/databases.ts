@@ -75,7 +75,9 @@ async function startDedicated(opts: { reportDir: string; log: Log; cleanup: Clea
   pgRun(join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--no-sync'], asPostgres);
   const pgCtl = (...args: string[]) => pgRun(join(bin, 'pg_ctl'), ['-D', data, ...args], asPostgres);
   const pgCtlAsync = (...args: string[]) => pgRunAsync(join(bin, 'pg_ctl'), ['-D', data, ...args], asPostgres);
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300`;
+  // BENCH_PG_STATEMENTS=1: pg_stat_statements loaded, for the e2e bench's statements per card (a diagnosis).
+  const statements = process.env.BENCH_PG_STATEMENTS === '1' ? ' -c shared_preload_libraries=pg_stat_statements' : '';
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300${statements}`;
   pgCtl('-l', pgLog, '-o', options, '-w', '-t', '60', 'start');
   opts.cleanup.add('stop the Postgres cluster', () => {
     try {

@@ -9,6 +9,8 @@ export interface Completion {
   totalS: number;
   /** CPU cores per process group between 10 % and 90 %. */
   cores: Record<string, number>;
+  /** Queries this tracker made (each its own transaction): subtracted from the commits counted around a run. */
+  polls: number;
 }
 
 /**
@@ -36,5 +38,6 @@ export async function trackCompletion(ctx: BenchContext, orders: number, opts: {
     steadyPerS: (last.done - first.done) / Math.max(0.001, (last.at - first.at) / 1000),
     totalS: (marks.at(-1)!.at - opts.since) / 1000,
     cores: cpu10 && cpu90 ? CpuMeter.cores(cpu10, cpu90) : {},
+    polls: marks.length,
   };
 }
