@@ -81,6 +81,12 @@ async function timeRun(ctx: BenchContext, kind: Run['kind'], orders: number): Pr
   return { kind, ...done, cards: Number(rows[0]!.n), commitsPerCard: counted.commitsPerCard, walPerCard: counted.walPerCard };
 }
 
+/** ms of CPU per card of one process group (or of all of them) between 10 % and 90 % of the run. */
+function cpuMs(run: Run, group?: string): number {
+  const cores = group ? (run.cores[group] ?? 0) : Object.values(run.cores).reduce((a, b) => a + b, 0);
+  return (cores * 1000) / run.steadyPerS;
+}
+
 export async function e2eBench(ctx: BenchContext): Promise<Figure[]> {
   const { stack, settings: s, log } = ctx;
   await stack.reset();
@@ -130,6 +136,24 @@ export async function e2eBench(ctx: BenchContext): Promise<Figure[]> {
       target: '-',
       pass: null,
     }),
+    ...(
+      [
+        ['the worker process', 'worker', 'bare'],
+        ['Postgres', 'postgres', 'postgres'],
+        ['all processes', undefined, undefined],
+      ] as const
+    ).map(([what, service, baseline]) =>
+      figure({
+        bench: 'e2e',
+        figure: `CPU per card, ${what} (10-90 %)`,
+        value: median(worker.map((r) => cpuMs(r, service))),
+        unit: 'ms',
+        baseline: median(bare.map((r) => cpuMs(r, baseline))),
+        baselineLabel: 'bare run',
+        target: '-',
+        pass: null,
+      }),
+    ),
     figure({
       bench: 'e2e',
       figure: 'Postgres commits per card (transactions that wrote), worker run',

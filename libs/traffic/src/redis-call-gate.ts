@@ -89,21 +89,32 @@ type Scripts = Redis & {
 /** Calls of a kind a process lets be in flight, without limits, before it has seen them answered (see OpenWindow). */
 export const OPEN_START_IN_FLIGHT = 4;
 const OPEN_UNLIMITED_FROM = 256;
+/** The open window doubles at most this often: against a partner that answers in a millisecond, a count of answers alone would open it before the partner's bucket showed its limit. */
+export const OPEN_GROWTH_MIN_MS = 100;
 
 /**
  * A kind's calls in flight in this process while nothing limits it (no round trip to Redis): a slow start,
  * so that a partner whose limits nobody told us is not met with every worker slot at once. The window
- * doubles each time as many calls as it holds were answered without a 429, and is gone from
- * OPEN_UNLIMITED_FROM (after about 250 calls answered).
+ * doubles each time as many calls as it holds were answered without a 429 (at most every
+ * OPEN_GROWTH_MIN_MS), and is gone from OPEN_UNLIMITED_FROM (after about 250 calls answered). A 429 closes
+ * it until the fleet has learned from that answer (the calls of the kind then ask Redis): the slots the
+ * refused calls free are not handed to more calls that the partner would refuse too.
  */
+const retryAfterOf = (result: CallResult): number => (result.retryAfterMs !== undefined && result.retryAfterMs > 0 ? result.retryAfterMs : 0);
+/** An answer the fleet learns limits from: a 429, or a 503 with Retry-After. */
+const teaches = (result: CallResult): boolean => result.httpStatus === 429 || (result.httpStatus === 503 && retryAfterOf(result) > 0);
+
 class OpenWindow {
   private inFlight = 0;
   private cap = OPEN_START_IN_FLIGHT;
   private answered = 0;
+  private grownAt = 0;
+  /** 429s being learned from: the window admits nothing meanwhile. */
+  private closed = 0;
   private readonly waiting: (() => void)[] = [];
 
   tryEnter(): boolean {
-    if (this.inFlight >= this.cap) return false;
+    if (this.closed > 0 || this.inFlight >= this.cap) return false;
     this.inFlight++;
     return true;
   }
@@ -128,10 +139,24 @@ class OpenWindow {
 
   leave(answeredWithout429: boolean): void {
     this.inFlight--;
-    if (answeredWithout429 && this.cap !== Infinity && ++this.answered >= this.cap) {
+    if (answeredWithout429 && this.cap !== Infinity && ++this.answered >= this.cap && Date.now() - this.grownAt >= OPEN_GROWTH_MIN_MS) {
       this.cap = this.cap * 2 >= OPEN_UNLIMITED_FROM ? Infinity : this.cap * 2;
       this.answered = 0;
+      this.grownAt = Date.now();
     }
+    this.wake();
+  }
+
+  /** A 429 came: nothing more through this window until `learned` settles (the fleet knows of it). */
+  closeUntil(learned: Promise<unknown>): void {
+    this.closed++;
+    void learned.finally(() => {
+      this.closed--;
+      this.wake();
+    });
+  }
+
+  private wake(): void {
     for (const wake of this.waiting.splice(0)) wake();
   }
 }
@@ -358,7 +383,11 @@ export class RedisCallGate implements CallGate {
         done = true;
         window?.leave(result.sent && result.httpStatus !== 429);
         if (reasked) reasked.done(result);
-        else this.track(this.afterCall(kind, id, admittedAtRedis, result));
+        else {
+          const report = this.afterCall(kind, id, admittedAtRedis, result);
+          if (window && teaches(result)) window.closeUntil(report);
+          this.track(report);
+        }
       },
     };
   }
@@ -396,8 +425,7 @@ export class RedisCallGate implements CallGate {
         ),
       );
     }
-    const retryAfterMs = result.retryAfterMs !== undefined && result.retryAfterMs > 0 ? result.retryAfterMs : 0;
-    if (limited || (result.httpStatus === 503 && retryAfterMs > 0)) await this.learn(kind, retryAfterMs, admittedAtRedis, result.httpStatus!);
+    if (teaches(result)) await this.learn(kind, retryAfterOf(result), admittedAtRedis, result.httpStatus!);
   }
 
   /**

@@ -35,10 +35,15 @@ export const LEARNED_CEIL = 0.85;
 export const THROUGH_SHARE = 0.95;
 /**
  * Above the knee a learned rate rises by this share of its ceiling per second, and faster the longer no
- * 429 came (u seconds past the knee: slow x u x (1 + u / 10)), so a ceiling learned too low is left
- * behind within seconds, while one close to the partner's rate costs a 429 only every several seconds.
+ * 429 came (u seconds past the knee: slow x u x (1 + u / PROBE_GROWTH_S)), so a ceiling learned too low
+ * (a second in which the fleet sent too little to show the partner's rate) is left behind within seconds
+ * (from 0.7 of the partner's rate back to it in about 8 s), while one close to the partner's rate costs a
+ * 429 only every several seconds (its bucket absorbs the excess meanwhile). Measured with
+ * `BENCH_LIMITS_PARTS=learned npm run bench -- limits`: at 1/100 and 10 s, 3 workers against 50/s without
+ * Retry-After took 17 s to climb from 33/s and delivered 0.81 of the limit.
  */
-export const PROBE_SHARE_PER_SECOND = 1 / 100;
+export const PROBE_SHARE_PER_SECOND = 1 / 50;
+export const PROBE_GROWTH_S = 5;
 
 /** Shared by the scripts: now (ms, Redis's clock), the effective rate of a scope, the tokens of a bucket. */
 const COMMON = `
@@ -57,12 +62,12 @@ local function effrate(adaptKey, configured)
   elseif ceil == 0 then
     r = rate + fast * dt
   elseif rate >= knee then
-    r = rate + slow * dt * (1 + dt / 10)
+    r = rate + slow * dt * (1 + dt / ${PROBE_GROWTH_S})
   else
     local t1 = (knee - rate) / fast
     if dt <= t1 then r = rate + fast * dt else
       local u = dt - t1
-      r = knee + slow * u * (1 + u / 10)
+      r = knee + slow * u * (1 + u / ${PROBE_GROWTH_S})
     end
   end
   if configured > 0 and r >= configured then
