@@ -165,7 +165,8 @@ export class BenchStack {
     const logFile = join(this.reportDir, `${String(++this.logSeq).padStart(2, '0')}-bare-${script.replace(/\.ts$/, '')}.log`);
     const fd = openSync(logFile, 'a');
     // `--import tsx` (not tsx's CLI, which runs the script in a child process): the pid is the script's own.
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/bare', script)], {
+    const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${join(this.reportDir, 'profiles')}`, `--cpu-prof-name=bare-${script.replace(/\.ts$/, '')}-${this.logSeq}.cpuprofile`] : [];
+    const child = spawn(process.execPath, [...profile, '--import', 'tsx', join(ROOT, 'bench/bare', script)], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', DATABASE_URL: this.pg.url, REDIS_URL: this.redis.url, ...env },
       stdio: ['ignore', 'pipe', fd],

@@ -118,6 +118,17 @@ const storeCardSql = (attemptSets: string) => `WITH prev AS (
   ), ${OUTBOX_CTE}
   SELECT r.role, COALESCE((SELECT status FROM o), prev.status) AS status, ARRAY(SELECT id::text FROM cb) AS callbacks FROM prev, role r`;
 
+const storeCardTexts = new Map<string, string>();
+/**
+ * storeCardSql for one attempt note's shape, built once: the statement's text is then the same string each
+ * time (prepared() finds its name without hashing 2 KB of new text per card).
+ */
+function storeCardText(attemptSets: string): string {
+  let text = storeCardTexts.get(attemptSets);
+  if (!text) storeCardTexts.set(attemptSets, (text = storeCardSql(attemptSets)));
+  return text;
+}
+
 /**
  * storeCardSql as a server-side function (server-functions.ts), the attempt's note as parameters: $1-$13 as
  * storeCard passes them, $14 the attempt's state, $15 its partner status. A card that answered the asked ID
@@ -242,7 +253,7 @@ export class TransitionsRepository {
     } else {
       const note: AttemptNote = attempt.state === 'succeeded' ? { state: 'succeeded', partnerStatus, error: null, notFoundSince: 'clear' } : { state: attempt.state };
       const { sets } = noteSets(note, params);
-      statement = prepared(storeCardSql(sets), params);
+      statement = prepared(storeCardText(sets), params);
     }
     const { rows } = await this.pool.query<{ role: CardRole; status: OrderStatus; callbacks: string[] }>(statement);
     const row = rows[0];
