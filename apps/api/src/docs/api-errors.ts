@@ -54,7 +54,7 @@ export const API_ERRORS = {
   },
   too_many_requests: {
     status: 429,
-    when: "More than RATE_LIMIT_PER_CLIENT requests of this API client within RATE_LIMIT_WINDOW_MS (counted per API process): wait the answer's Retry-After (seconds)",
+    when: "More than RATE_LIMIT_PER_CLIENT requests of this API client within RATE_LIMIT_WINDOW_MS (counted across all API processes in Redis): wait the answer's Retry-After (seconds)",
     example: 'ThrottlerException: Too Many Requests',
   },
   payload_too_large: { status: 413, when: 'The body is larger than 16 KiB', example: 'The request body is too large' },
