@@ -81,6 +81,8 @@ async function main(): Promise<number> {
         report.errors.push(message);
         log(`!! ${message}`);
       }
+      const left = await stack.stopLeftovers();
+      if (left.length) log(`  (stopped what ${name} left running: ${left.join(', ')})`);
       writeJson(jsonPath, report);
     }
   } catch (error) {

@@ -71,6 +71,16 @@ export class BenchStack {
     });
   }
 
+  /**
+   * Stops the API and worker processes a bench left running (a bench that failed half-way: its workers
+   * would take the next bench's jobs); returns their labels. The simulator is left to the next startSim.
+   */
+  async stopLeftovers(): Promise<string[]> {
+    const left = this.procs.filter((p) => p.exit === null && p.app !== 'partner-sim');
+    await Promise.all(left.map((p) => p.stop(5_000)));
+    return left.map((p) => p.label);
+  }
+
   /** The simulator with these settings (restarted when one runs already). */
   async startSim(env: Env): Promise<SimClient> {
     if (this.sim) await this.sim.proc.stop();

@@ -89,14 +89,12 @@ type Scripts = Redis & {
 /** Calls of a kind a process lets be in flight, without limits, before it has seen them answered (see OpenWindow). */
 export const OPEN_START_IN_FLIGHT = 4;
 const OPEN_UNLIMITED_FROM = 256;
-/** The open window doubles at most this often: against a partner that answers in a millisecond, a count of answers alone would open it before the partner's bucket showed its limit. */
-export const OPEN_GROWTH_MIN_MS = 100;
 
 /**
  * A kind's calls in flight in this process while nothing limits it (no round trip to Redis): a slow start,
  * so that a partner whose limits nobody told us is not met with every worker slot at once. The window
- * doubles each time as many calls as it holds were answered without a 429 (at most every
- * OPEN_GROWTH_MIN_MS), and is gone from OPEN_UNLIMITED_FROM (after about 250 calls answered). A 429 closes
+ * doubles each time as many calls as it holds were answered without a 429, and is gone from
+ * OPEN_UNLIMITED_FROM (after about 250 calls answered). A 429 closes
  * it until the fleet has learned from that answer (the calls of the kind then ask Redis): the slots the
  * refused calls free are not handed to more calls that the partner would refuse too.
  */
@@ -108,7 +106,6 @@ class OpenWindow {
   private inFlight = 0;
   private cap = OPEN_START_IN_FLIGHT;
   private answered = 0;
-  private grownAt = 0;
   /** 429s being learned from: the window admits nothing meanwhile. */
   private closed = 0;
   private readonly waiting: (() => void)[] = [];
@@ -139,10 +136,9 @@ class OpenWindow {
 
   leave(answeredWithout429: boolean): void {
     this.inFlight--;
-    if (answeredWithout429 && this.cap !== Infinity && ++this.answered >= this.cap && Date.now() - this.grownAt >= OPEN_GROWTH_MIN_MS) {
+    if (answeredWithout429 && this.cap !== Infinity && ++this.answered >= this.cap) {
       this.cap = this.cap * 2 >= OPEN_UNLIMITED_FROM ? Infinity : this.cap * 2;
       this.answered = 0;
-      this.grownAt = Date.now();
     }
     this.wake();
   }
