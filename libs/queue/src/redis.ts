@@ -32,6 +32,12 @@ export function createRedis(t: Pick<RedisTarget, 'REDIS_URL' | 'REDIS_CLUSTER_NO
     t.REDIS_CLUSTER_NODES.map((n) => ({ host: n.host, port: n.port })),
     {
       redisOptions: node,
+      // No ready check ("cluster_state:ok" before 'ready'): during a failover the state is "fail" for a
+      // second or two, and ioredis then drops the connection it just made and tries again, leaving the
+      // promise of that connect() unsettled for ever. BullMQ reconnects its blocking client through that
+      // promise, so its worker stopped taking jobs after a failover (and never closed). Without the check a
+      // slot still without a master answers CLUSTERDOWN, which ioredis retries (retryDelayOnClusterDown).
+      enableReadyCheck: false,
       ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
       ...(lazyConnect === undefined ? {} : { lazyConnect }),
       ...(retryStrategy ? { clusterRetryStrategy: (times: number) => retryStrategy(times) ?? null } : {}),

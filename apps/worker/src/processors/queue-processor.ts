@@ -1,7 +1,23 @@
 import { Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { DelayedError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { ServiceConfig } from '@cardpull/config';
+import { TimeoutError, withTimeout } from '@cardpull/platform';
 import { bullConnection, closeConnection, queuePrefix, type JobNameOf, type PayloadOf, type QueueName } from '@cardpull/queue';
+
+/** How long a closing worker's Redis connection may take to say goodbye. */
+const CONNECTION_CLOSE_MS = 5_000;
+
+/**
+ * The longest a worker's close may take: the longest partner deadline (an active job's call), plus the
+ * processor's lock (a callback's lock covers its delivery timeout) and 5 s.
+ */
+export function closeBoundMs(
+  config: Pick<ServiceConfig, 'PARTNER_TIMEOUT_MS' | 'PARTNER_TIMEOUT_SYNC_MS' | 'PARTNER_TIMEOUT_CREATE_MS' | 'PARTNER_TIMEOUT_POLL_MS' | 'PARTNER_TIMEOUT_READ_MS'>,
+  lockDuration: number,
+): number {
+  const deadlines = [config.PARTNER_TIMEOUT_SYNC_MS, config.PARTNER_TIMEOUT_CREATE_MS, config.PARTNER_TIMEOUT_POLL_MS, config.PARTNER_TIMEOUT_READ_MS].map((ms) => ms || config.PARTNER_TIMEOUT_MS);
+  return Math.max(config.PARTNER_TIMEOUT_MS, ...deadlines) + lockDuration + 5_000;
+}
 
 export interface ProcessorOptions {
   concurrency: number;
@@ -52,12 +68,24 @@ export abstract class QueueProcessor<Q extends QueueName> implements OnApplicati
     this.log.log(`${this.queue} worker started (concurrency ${options.concurrency}, lock ${options.lockDuration} ms)`);
   }
 
-  /** SIGTERM: stop taking jobs and let the active ones finish (each ends within the partner timeout). */
+  /**
+   * SIGTERM: stop taking jobs and let the active ones finish (each ends within its partner deadline). The
+   * wait is bounded: BullMQ's close can hang when its blocking connection's reconnect never settles (seen on
+   * a Redis Cluster right after a failover), and a worker that never exits holds its deploy. Past the bound
+   * the process goes on shutting down; a job still running loses its lock and its order's lease, and
+   * another worker takes it over with the same request ID.
+   */
   async beforeApplicationShutdown(): Promise<void> {
     if (!this.worker) return;
     this.log.log(`${this.queue} worker: finishing in-flight jobs`);
-    await this.worker.close();
-    if (this.connection) await closeConnection(this.connection);
+    const boundMs = closeBoundMs(this.config, this.options().lockDuration);
+    try {
+      await withTimeout(this.worker.close(), boundMs);
+      if (this.connection) await withTimeout(closeConnection(this.connection), CONNECTION_CLOSE_MS);
+    } catch (error) {
+      if (!(error instanceof TimeoutError)) throw error;
+      this.log.error(`${this.queue} worker did not close within ${boundMs} ms (a Redis reconnect that never settled); shutting down without it`);
+    }
   }
 
   /** Runs this same job again in `delayMs` (no Postgres write): BullMQ's documented way, a DelayedError. */
