@@ -7,7 +7,7 @@ import { PollAging } from './poll-aging';
 
 /**
  * OrderQueue against a real Redis (own key prefix): partner calls go before due polls, and the steps
- * scheduled in one event-loop turn all land (one addBulk), each under its fixed job id. PollAging: new
+ * scheduled in one event-loop turn all land (one add each, written together), each under its fixed job id. PollAging: new
  * orders hold a due poll back in the queue for PARTNER_POLL_MAX_YIELD_MS at most (issue 12, item 2); it
  * reads BullMQ's prioritized set as BullMQ writes it, so this also checks that reading against the BullMQ
  * version installed.

@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import type { OrderStep } from '@cardpull/db';
-import { currentTraceparent, withTimeout } from '@cardpull/platform';
+import { TimeoutError, currentTraceparent } from '@cardpull/platform';
 import { ORDERS_QUEUE, jobOf, orderStepJobId, type OrderJobData, type OrderJobName } from '@cardpull/queue';
 import type { ScheduledStep } from './order.types';
 import { liveJobIds } from './queue-repair';
@@ -33,7 +33,7 @@ export const BACKGROUND_PRIORITY = 1_000;
  */
 export const AGED_PRIORITY = 1;
 
-/** At most this many steps in one Redis round trip (a batch is flushed earlier at the end of the event-loop turn). */
+/** At most this many steps written in one go (a batch is flushed earlier at the end of the event-loop turn). */
 const MAX_SCHEDULE_BATCH = 64;
 /**
  * At most this many enqueues at a time; steps scheduled meanwhile go together in the next one. With Redis
@@ -49,8 +49,8 @@ interface Waiting {
 /**
  * Puts order steps on the queue. Every enqueue happens after the step is committed in Postgres, and a
  * failure here is only logged: the order is durable and the sweeper enqueues it later (invariant 4).
- * Steps scheduled in one turn of the event loop (concurrent requests, concurrent jobs) go to Redis in one
- * round trip (addBulk); the fixed job ids keep every add idempotent, alone or in a batch.
+ * Steps scheduled in one turn of the event loop (concurrent requests, concurrent jobs) are written to Redis
+ * together, one add each; the fixed job ids keep every add idempotent.
  */
 @Injectable()
 export class OrderQueue {
@@ -81,22 +81,35 @@ export class OrderQueue {
   }
 
   private async flush(batch: Waiting[]): Promise<void> {
-    try {
-      // BullMQ waits for its connection before adding: bound the wait so an API whose Redis is down still
-      // answers quickly (the add may still land later; the fixed job id makes that harmless).
-      const add =
-        batch.length === 1
-          ? this.single(batch[0]!.step)
-          : this.queue.addBulk(batch.map(({ step }) => this.job(step)));
-      await withTimeout<unknown>(add, ENQUEUE_TIMEOUT_MS, `Redis did not answer within ${ENQUEUE_TIMEOUT_MS} ms`);
-      for (const w of batch) w.done(true);
-    } catch (error) {
-      this.log.warn(
-        { orderIds: batch.map((w) => w.step.orderId), err: (error as Error).message },
-        'could not enqueue the next step; the sweeper will (the order is safe in Postgres)',
-      );
-      for (const w of batch) w.done(false);
-    }
+    // One add per step, all written in this turn (ioredis sends them back to back), each caller answered
+    // by its own reply: an intake no longer waits for the slowest job of its batch, and BullMQ's addBulk
+    // pipeline (a client-side transaction) costs the API more CPU than the adds themselves. BullMQ waits
+    // for its connection before adding: one deadline bounds the wait so an API whose Redis is down still
+    // answers quickly (the add may still land later; the fixed job id makes that harmless).
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new TimeoutError(`Redis did not answer within ${ENQUEUE_TIMEOUT_MS} ms`)), ENQUEUE_TIMEOUT_MS);
+      timer.unref();
+    });
+    deadline.catch(() => undefined);
+    const failed: string[] = [];
+    let reason = '';
+    await Promise.all(
+      batch.map(async (w) => {
+        const add = this.single(w.step);
+        add.catch(() => undefined);
+        try {
+          await Promise.race([add, deadline]);
+          w.done(true);
+        } catch (error) {
+          failed.push(w.step.orderId);
+          reason = (error as Error).message;
+          w.done(false);
+        }
+      }),
+    );
+    clearTimeout(timer);
+    if (failed.length) this.log.warn({ orderIds: failed, err: reason }, 'could not enqueue the next step; the sweeper will (the order is safe in Postgres)');
   }
 
   /** Adds many steps at once (the sweeper); steps whose job still lives are left alone by BullMQ. */
