@@ -3,6 +3,7 @@ import { isHeldBack, type CallKind, type CallPermit, type HeldBack } from '@card
 import { createTestRedis, type TestRedis } from '@cardpull/testing';
 import { parsePartnerLimits } from './limits';
 import { RedisCallGate, type GateOptions } from './redis-call-gate';
+import { LEARN, THROUGH_SHARE } from './scripts';
 
 /**
  * The fleet's partner limits on a real Redis (own key prefix). Each gate has its own connection, as each
@@ -198,6 +199,23 @@ describe('RedisCallGate (real Redis)', () => {
     (await a.acquire('create', { maxWaitMs: 3_000 }) as CallPermit).done({ sent: true, httpStatus: 429 });
     await settle();
     expect(cuts()).toHaveLength(2);
+  });
+
+  it("learned, with Retry-After: a 429 whose last second holds a pause learns what the partner let through since the last cut (its bucket was empty at both)", async () => {
+    const key = (name: string) => `${redis.prefix}:cycle:${name}`;
+    const [s, us] = await redis.client.time();
+    const now = Number(s) * 1000 + Math.floor(Number(us) / 1000);
+    // Learned 66/s, last cut 3 s ago with 100 calls admitted and 4 refused by then; a pause ended 0.5 s ago.
+    await redis.client.hset(key('adapt'), { rate: '66', ts: String(now), fast: '10', slow: '1', ceil: '66', cut: String(now - 3_000), cts: String(now - 3_000), call: '100', c429: '4', rall: '5', pend: String(now - 500) });
+    // Since then: 150 more calls admitted, 1 of them refused (besides the one answered now).
+    await redis.client.hset(key('bucket'), { all: '250', win: String(Math.floor(now / 1000)), cnt: '20', prev: '66' });
+    const [, , cut, rate] = (await redis.client.eval(LEARN, 4, key('adapt'), key('bucket'), key('pause'), key('r429'), '0', '1', '1000', String(now), '0', key('channel'), 'create', '60000', '1')) as [number, number, number, string];
+    expect(cut).toBe(1);
+    const through = 149 / 3;
+    expect(Number(rate)).toBeCloseTo(through * THROUGH_SHARE, 1);
+    expect(Number(await redis.client.hget(key('adapt'), 'ceil'))).toBeCloseTo(through, 1);
+    // The next cycle counts from this cut: the calls admitted and the 429s so far.
+    expect(await redis.client.hmget(key('adapt'), 'call', 'c429')).toEqual(['250', '6']);
   });
 
   it('creations go first: while one waits on the shared limit, polls yield, unless urgent', async () => {

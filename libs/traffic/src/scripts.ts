@@ -3,10 +3,11 @@
  * (TIME), so processes on hosts whose clocks differ agree. Keys of one scope (a kind of call, or `any`):
  *   bucket  hash  tokens, ts (token bucket holding half a second of calls: the partner's own bucket, if it
  *                 holds a second, keeps half of it in reserve for the network's jitter), win, cnt, prev
- *                 (calls admitted per second)
+ *                 (calls admitted per second), all (calls admitted in all)
  *   flight  zset  permit id -> expiry (a killed process's place frees itself once its call's lease is over)
  *   pause   string  until (ms): a Retry-After the partner asked for
- *   adapt   hash  rate, ts, fast, slow, ceil, cut, rwin, rcnt, rprev (429s per second), pend (the last
+ *   adapt   hash  rate, ts, fast, slow, ceil, cut, rwin, rcnt, rprev (429s per second), rall (429s in
+ *                 all), cts, call, c429 (the last cut's time, and `all` and `rall` then), pend (the last
  *                 pause's end): the rate learned
  *                 from 429s (see LEARN): `rate` at `ts`,
  *                 raised by `fast` per second up to KNEE x `ceil` (the partner's rate as the last 429 showed
@@ -33,6 +34,14 @@ export const LEARNED_CUT = 0.75;
 export const LEARNED_CEIL = 0.85;
 /** After a 429, a learned rate goes to this share of what the partner let through in the last second. */
 export const THROUGH_SHARE = 0.95;
+/**
+ * When the last second cannot tell (a pause in it, or the partner let through all that was sent), the
+ * partner's rate is what it let through since the last cut, if that was at least this long ago: it refused
+ * a call then and refuses one now, so its bucket was empty at both ends. With Retry-After the one-second
+ * view overstated the rate (the bucket refills during each pause): the learned rate stayed a third above
+ * the partner's and the pauses did the limiting.
+ */
+export const CYCLE_MIN_MS = 1_500;
 /**
  * Above the knee a learned rate rises by this share of its ceiling per second, and faster the longer no
  * 429 came (u seconds past the knee: slow x u x (1 + u / PROBE_GROWTH_S)), so a ceiling learned too low
@@ -143,6 +152,7 @@ local function take(bucket, flight, rate, tok)
   else
     redis.call('HINCRBY', bucket, 'cnt', 1)
   end
+  redis.call('HINCRBY', bucket, 'all', 1)
   redis.call('PEXPIRE', bucket, 600000)
   if ARGV[10] == '1' then
     redis.call('ZADD', flight, now + tonumber(ARGV[2]), ARGV[1])
@@ -199,8 +209,9 @@ return longest
  *    (not while paused); from then on
  *    each 429 takes the rate to THROUGH_SHARE of what the partner let through in the last whole second
  *    (calls admitted here less their 429s: refusing, its bucket was empty, so that is its rate), or, when
- *    that second says nothing (a pause in it), cuts the rate in force to LEARNED_CUT (its ceiling then
- *    LEARNED_CEIL of it); never by more than half
+ *    that second says nothing (a pause in it, or no refusal below the rate in force), to THROUGH_SHARE of
+ *    what it let through since the last cut (CYCLE_MIN_MS), or else cuts the rate in force to LEARNED_CUT
+ *    (its ceiling then LEARNED_CEIL of it); never by more than half
  *    at once; either is remembered as the ceiling
  *    the rate climbs back towards (see effrate).
  * KEYS: adapt, bucket, pause, r429 of the kind. ARGV: configured rate, floor, Retry-After ms (0: none),
@@ -254,13 +265,22 @@ if now - last >= 1000 and admitted >= last and not (configured > 0 and ra > 0) t
       if win == sec then return tonumber(prev) or 0 elseif win == sec - 1 then return tonumber(cnt) or 0 end
       return 0
     end
-    local b = redis.call('HMGET', KEYS[2], 'win', 'cnt', 'prev')
-    local r = redis.call('HMGET', KEYS[1], 'rwin', 'rcnt', 'rprev')
+    local b = redis.call('HMGET', KEYS[2], 'win', 'cnt', 'prev', 'all')
+    local r = redis.call('HMGET', KEYS[1], 'rwin', 'rcnt', 'rprev', 'cts', 'call', 'c429', 'rall')
     local through = lastWhole(b[1], b[2], b[3]) - lastWhole(r[1], r[2], r[3])
+    -- What the partner let through since the last cut: its bucket was empty then (it refused a call) and
+    -- is empty now, so whatever it admitted in between, pauses and all, came at its rate.
+    local cycle = 0
+    local cts = tonumber(r[4])
+    if cts and now - cts >= ${CYCLE_MIN_MS} then
+      local passed = (tonumber(b[4]) or 0) - (tonumber(r[5]) or 0) - ((tonumber(r[7]) or 0) - (tonumber(r[6]) or 0))
+      if passed > 0 then cycle = passed * 1000 / (now - cts) end
+    end
     local current = effrate(KEYS[1], 0)
     local ceil, rate = current * ${LEARNED_CEIL}, current * ${LEARNED_CUT}
     local pend = tonumber(redis.call('HGET', KEYS[1], 'pend') or '0')
-    if through > 0 and through < current and pend <= (sec - 1) * 1000 then ceil, rate = through, through * ${THROUGH_SHARE} end
+    if through > 0 and through < current and pend <= (sec - 1) * 1000 then ceil, rate = through, through * ${THROUGH_SHARE}
+    elseif cycle > 0 and cycle < current then ceil, rate = cycle, cycle * ${THROUGH_SHARE} end
     -- Never more than half at once: a second that says too little (calls slow to come) costs a second more.
     redis.call('HSET', KEYS[1], 'rate', tostring(math.max(floor, current / 2, rate)), 'ts', now,
       'fast', tostring(math.max(1, ceil / 5)), 'slow', tostring(math.max(0.05, ceil * ${PROBE_SHARE_PER_SECOND})), 'ceil', tostring(ceil), 'cut', now)
@@ -281,6 +301,10 @@ if ARGV[9] == '1' and admitted > 0 and redis.call('EXISTS', KEYS[1]) == 1 then
   else
     redis.call('HINCRBY', KEYS[1], 'rcnt', 1)
   end
+  redis.call('HINCRBY', KEYS[1], 'rall', 1)
+end
+if cut == 1 and configured <= 0 then
+  redis.call('HSET', KEYS[1], 'cts', now, 'call', redis.call('HGET', KEYS[2], 'all') or '0', 'c429', redis.call('HGET', KEYS[1], 'rall') or '0')
 end
 if redis.call('EXISTS', KEYS[1]) == 1 and configured <= 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
 if configured > 0 and cut == 1 then redis.call('PEXPIRE', KEYS[1], 600000) end
