@@ -35,9 +35,11 @@ export const LEARNED_CEIL = 0.85;
 /** After a 429, a learned rate goes to this share of what the partner let through in the last second. */
 export const THROUGH_SHARE = 0.95;
 /**
- * When the last second cannot tell (a pause in it, or the partner let through all that was sent), the
- * partner's rate is what it let through since the last cut, if that was at least this long ago: it refused
- * a call then and refuses one now, so its bucket was empty at both ends. With Retry-After the one-second
+ * When a pause was in the last second (a Retry-After), the partner's rate is what it let through since the
+ * last cut, if that was at least this long ago: it refused a call then and refuses one now, so its bucket
+ * was empty at both ends, and the pause (no longer than its bucket holds) wasted none of its tokens. Not
+ * used without a pause: a fleet that sent less than the partner would take for a while (its bucket full,
+ * tokens lost) would read a rate too low. With Retry-After the one-second
  * view overstated the rate (the bucket refills during each pause): the learned rate stayed a third above
  * the partner's and the pauses did the limiting.
  */
@@ -209,9 +211,9 @@ return longest
  *    (not while paused); from then on
  *    each 429 takes the rate to THROUGH_SHARE of what the partner let through in the last whole second
  *    (calls admitted here less their 429s: refusing, its bucket was empty, so that is its rate), or, when
- *    that second says nothing (a pause in it, or no refusal below the rate in force), to THROUGH_SHARE of
- *    what it let through since the last cut (CYCLE_MIN_MS), or else cuts the rate in force to LEARNED_CUT
- *    (its ceiling then LEARNED_CEIL of it); never by more than half
+ *    that second says nothing because a pause was in it, to THROUGH_SHARE of what the partner let through
+ *    since the last cut (CYCLE_MIN_MS), or else cuts the rate in force to LEARNED_CUT (its ceiling then
+ *    LEARNED_CEIL of it); never by more than half
  *    at once; either is remembered as the ceiling
  *    the rate climbs back towards (see effrate).
  * KEYS: adapt, bucket, pause, r429 of the kind. ARGV: configured rate, floor, Retry-After ms (0: none),
@@ -280,7 +282,7 @@ if now - last >= 1000 and admitted >= last and not (configured > 0 and ra > 0) t
     local ceil, rate = current * ${LEARNED_CEIL}, current * ${LEARNED_CUT}
     local pend = tonumber(redis.call('HGET', KEYS[1], 'pend') or '0')
     if through > 0 and through < current and pend <= (sec - 1) * 1000 then ceil, rate = through, through * ${THROUGH_SHARE}
-    elseif cycle > 0 and cycle < current then ceil, rate = cycle, cycle * ${THROUGH_SHARE} end
+    elseif cycle > 0 and cycle < current and pend > (sec - 1) * 1000 then ceil, rate = cycle, cycle * ${THROUGH_SHARE} end
     -- Never more than half at once: a second that says too little (calls slow to come) costs a second more.
     redis.call('HSET', KEYS[1], 'rate', tostring(math.max(floor, current / 2, rate)), 'ts', now,
       'fast', tostring(math.max(1, ceil / 5)), 'slow', tostring(math.max(0.05, ceil * ${PROBE_SHARE_PER_SECOND})), 'ceil', tostring(ceil), 'cut', now)
