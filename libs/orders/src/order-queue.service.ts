@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import type { OrderStep } from '@cardpull/db';
-import { TimeoutError, currentTraceparent } from '@cardpull/platform';
+import { currentTraceparent, withTimeout } from '@cardpull/platform';
 import { ORDERS_QUEUE, jobOf, orderStepJobId, type OrderJobData, type OrderJobName } from '@cardpull/queue';
 import type { ScheduledStep } from './order.types';
 import { liveJobIds } from './queue-repair';
@@ -84,22 +84,14 @@ export class OrderQueue {
     // One add per step, all written in this turn (ioredis sends them back to back), each caller answered
     // by its own reply: an intake no longer waits for the slowest job of its batch, and BullMQ's addBulk
     // pipeline (a client-side transaction) costs the API more CPU than the adds themselves. BullMQ waits
-    // for its connection before adding: one deadline bounds the wait so an API whose Redis is down still
+    // for its connection before adding: a deadline bounds each wait so an API whose Redis is down still
     // answers quickly (the add may still land later; the fixed job id makes that harmless).
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new TimeoutError(`Redis did not answer within ${ENQUEUE_TIMEOUT_MS} ms`)), ENQUEUE_TIMEOUT_MS);
-      timer.unref();
-    });
-    deadline.catch(() => undefined);
     const failed: string[] = [];
     let reason = '';
     await Promise.all(
       batch.map(async (w) => {
-        const add = this.single(w.step);
-        add.catch(() => undefined);
         try {
-          await Promise.race([add, deadline]);
+          await withTimeout<unknown>(this.single(w.step), ENQUEUE_TIMEOUT_MS, `Redis did not answer within ${ENQUEUE_TIMEOUT_MS} ms`);
           w.done(true);
         } catch (error) {
           failed.push(w.step.orderId);
@@ -108,7 +100,6 @@ export class OrderQueue {
         }
       }),
     );
-    clearTimeout(timer);
     if (failed.length) this.log.warn({ orderIds: failed, err: reason }, 'could not enqueue the next step; the sweeper will (the order is safe in Postgres)');
   }
 

@@ -79,12 +79,18 @@ export abstract class QueueProcessor<Q extends QueueName> implements OnApplicati
     if (!this.worker) return;
     this.log.log(`${this.queue} worker: finishing in-flight jobs`);
     const boundMs = closeBoundMs(this.config, this.options().lockDuration);
-    try {
-      await withTimeout(this.worker.close(), boundMs);
-      if (this.connection) await withTimeout(closeConnection(this.connection), CONNECTION_CLOSE_MS);
-    } catch (error) {
-      if (!(error instanceof TimeoutError)) throw error;
-      this.log.error(`${this.queue} worker did not close within ${boundMs} ms (a Redis reconnect that never settled); shutting down without it`);
+    const closed = async (work: Promise<unknown>, ms: number, what: string) => {
+      try {
+        await withTimeout(work, ms);
+        return true;
+      } catch (error) {
+        if (!(error instanceof TimeoutError)) throw error;
+        this.log.error(`${this.queue} worker: ${what} did not end within ${ms} ms (a Redis reconnect that never settled); shutting down without it`);
+        return false;
+      }
+    };
+    if ((await closed(this.worker.close(), boundMs, 'BullMQ close')) && this.connection) {
+      await closed(closeConnection(this.connection), CONNECTION_CLOSE_MS, 'its Redis connection');
     }
   }
 
