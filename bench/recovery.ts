@@ -86,7 +86,7 @@ async function killRound(ctx: BenchContext, apiUrl: string, sim: SimClient, wait
   const survivor = await stack.startWorker('worker-survivor', PRODUCTION);
   const { rows: inFlight } = await stack.db.query<InFlight>(
     `SELECT o.id, o.mode::text AS mode, a.request_id, a.last_sent_at FROM orders o JOIN attempts a ON a.order_id = o.id
-      WHERE a.state = 'sent' AND o.status = 'in_progress' AND NOT o.id = ANY($1::uuid[])`,
+      WHERE a.state = 'sent' AND o.status IN ('pending', 'in_progress') AND NOT o.id = ANY($1::uuid[])`,
     [warm],
   );
   const oldestSentMs = Math.min(...inFlight.map((o) => new Date(o.last_sent_at).getTime()));

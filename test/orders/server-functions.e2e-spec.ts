@@ -84,7 +84,7 @@ describe('the hot statements as server-side functions (DATABASE_PREPARED_STATEME
       replay: replay.kind,
       conflict: conflict.kind,
       early,
-      taken: taken && taken !== 'held' ? { leased: taken.leased, previousState: taken.previousState, order: taken.order, attempt: taken.attempt, dbNow: taken.clock instanceof Object } : taken,
+      taken: taken && taken !== 'held' ? { leased: taken.leased, previousState: taken.previousState, previousOwner: taken.previousOwner, order: taken.order, attempt: taken.attempt, dbNow: taken.clock instanceof Object } : taken,
       again: again && again !== 'held' ? { leased: again.leased, status: again.order.status } : again,
       stored: stored.map((s) => s && { role: s.role, status: s.status, callbacks: s.callbackEventIds.length }),
       rows: rows.rows,
@@ -123,10 +123,11 @@ describe('the hot statements as server-side functions (DATABASE_PREPARED_STATEME
         replay: 'replay',
         conflict: 'conflict',
         early: { leased: false },
-        taken: { leased: true, previousState: 'created', order: { status: 'in_progress', leaseOwner: 'w/1' }, attempt: { state: 'sent', callCount: 1 } },
-        again: { leased: false, status: 'in_progress' },
+        // The take changes no indexed column (its update is HOT): the order stays pending until an answer.
+        taken: { leased: true, previousState: 'created', previousOwner: null, order: { status: 'pending', leaseOwner: 'w/1' }, attempt: { state: 'sent', callCount: 1 } },
+        again: { leased: false, status: 'pending' },
         stored: [{ role: 'order', status: 'completed', callbacks: 1 }, { role: 'known' }, { role: 'surplus', status: 'completed' }, { role: 'surplus' }, null],
-        rows: [{ status: 'completed', has_card: true, state: 'succeeded', partner_status: 'issued', a_error: null, found: true, events: ['created', 'in_progress', 'completed', 'surplus_card', 'surplus_card'] }],
+        rows: [{ status: 'completed', has_card: true, state: 'succeeded', partner_status: 'issued', a_error: null, found: true, events: ['created', 'completed', 'surplus_card', 'surplus_card'] }],
       });
       // The functions were called by one pool only.
       expect({ named: [...calls.named], viaFunctions: [...calls.viaFunctions].sort() }).toEqual({ named: [], viaFunctions: ['cardpull_intake', 'cardpull_store_card', 'cardpull_take_step'] });
@@ -148,8 +149,9 @@ describe('the hot statements as server-side functions (DATABASE_PREPARED_STATEME
     await steps.take(id, 1, 'w/1', 30_000);
     const seq = async () => Number((await admin.query<{ s: number }>('SELECT step_seq AS s FROM orders WHERE id = $1', [id])).rows[0]!.s);
     const results = [];
-    // A poll scheduled, the waiting deadline started, the attempt's outcome unknown and not found yet.
-    results.push(await transitions.transition({ orderId: id, stepSeq: 1, actor: 'w', status: 'in_progress', next: { step: 'async_poll', delayMs: 1500 }, waitDeadline: { startMs: 60_000 }, attempt: { requestId: first, state: 'sent', partnerStatus: 'pending', unknownSince: 'start', notFoundSince: 'start' }, event: { type: 'poll_scheduled', detail: { rule: 'r1' } } }));
+    // A poll scheduled, the waiting deadline started, the attempt's outcome unknown and not found yet; no
+    // status named: the order, pending and sent, becomes in_progress (KEPT_STATUS_SQL).
+    results.push(await transitions.transition({ orderId: id, stepSeq: 1, actor: 'w', next: { step: 'async_poll', delayMs: 1500 }, waitDeadline: { startMs: 60_000 }, attempt: { requestId: first, state: 'sent', partnerStatus: 'pending', unknownSince: 'start', notFoundSince: 'start' }, event: { type: 'poll_scheduled', detail: { rule: 'r1' } } }));
     // The same job again: the order moved on.
     results.push(await transitions.transition({ orderId: id, stepSeq: 1, actor: 'w', next: null, event: { type: 'never' } }));
     // An operator's action while a lease is in force: not applied; once it ended: applied, an error set.
@@ -202,8 +204,9 @@ describe('the hot statements as server-side functions (DATABASE_PREPARED_STATEME
         expect.objectContaining({ request_id: 'first', seq: 1, state: 'failed_definitive', partner_status: 'pending', error_code: 'rejected', known: false, found: true, declared_dead_by: 'operator:alice', alive: false }),
         expect.objectContaining({ request_id: 'minted', seq: 2, state: 'created', partner_status: null, error_code: null, unknown_given: false, known: false }),
       ]);
-      expect(withFunctions.events.map((e: { type: string }) => e.type)).toEqual(['created', 'in_progress', 'poll_scheduled', 'held', 'new_id', 'failed']);
-      expect(withFunctions.events[4]).toEqual(expect.objectContaining({ request_id: 'minted', detail: { rule: 'r2', previous_request_id: 'first' } }));
+      expect(withFunctions.events.map((e: { type: string }) => e.type)).toEqual(['created', 'poll_scheduled', 'held', 'new_id', 'failed']);
+      expect(withFunctions.events[1]).toEqual(expect.objectContaining({ from_status: 'pending', to_status: 'in_progress' }));
+      expect(withFunctions.events[3]).toEqual(expect.objectContaining({ request_id: 'minted', detail: { rule: 'r2', previous_request_id: 'first' } }));
       expect(withFunctions.callbacks.map((c: { type: string }) => c.type)).toEqual(['order.needs_attention', 'order.failed']);
       expect([...calls.viaFunctions]).toContain('cardpull_transition');
       expect([...calls.named]).toEqual([]);

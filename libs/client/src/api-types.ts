@@ -106,7 +106,7 @@ export interface Order {
   idempotency_key: string;
   /** The API client (from API_KEYS) that owns the order */
   client: string;
-  /** pending -> in_progress -> completed | failed | needs_attention; awaiting_funds / awaiting_stock while the partner said "not now" */
+  /** pending (stored, its first request ID possibly in flight) -> completed | failed, or -> in_progress (answered without a card) -> completed | failed | needs_attention; awaiting_funds / awaiting_stock while the partner said "not now" */
   status: "pending" | "in_progress" | "awaiting_funds" | "awaiting_stock" | "completed" | "failed" | "needs_attention";
   mode: "sync" | "async";
   gift_card_code: string;

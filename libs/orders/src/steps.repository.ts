@@ -21,6 +21,8 @@ export interface TakenStep extends CurrentStep {
   leased: boolean;
   /** The attempt's state before this lease: 'sent' means an earlier call's outcome was never recorded. */
   previousState: AttemptState;
+  /** Who held the order's lease before this take (the worker run whose call was interrupted, when previousState is 'sent'). */
+  previousOwner: string | null;
   /**
    * When the statement that took the lease was sent, on this process's monotonic clock (performance.now()):
    * the lease ends no sooner than this plus its length, whatever the clocks of Postgres and this process say.
@@ -62,15 +64,19 @@ const CURRENT_STEP_SQL = `SELECT ${ORDER_COLUMNS}, row_to_json(a_sel) AS attempt
  * call on its attempt, so two workers never send one request ID at once) and answers the order and its
  * attempt as they are after that, whether leased or not (a poll, a waiting check, a stale or early job).
  * Which step runs is decided from this row, never from the job's name.
+ *
+ * The lease changes no column an index reads (not the status, not `updated_at`: a pending order stays
+ * pending until the first answer, see TRANSITION_ANY_SQL): with the room `fillfactor` leaves in each page
+ * of `orders`, the update is HOT, one small heap record and no index entry (migration
+ * 20261126160000_hot_take; test/orders/hot-take.e2e-spec.ts). When the order was sent is the attempt's
+ * (first_sent_at, last_sent_at); who holds the call, the lease's owner (`previousOwner`: who held it before).
  */
 const TAKE_STEP_SQL = `WITH prev_attempt AS (
     SELECT a.request_id, a.state FROM attempts a WHERE a.order_id = $1 ORDER BY a.seq DESC LIMIT 1
   ), prev_order AS (
-    SELECT status FROM orders WHERE id = $1
+    SELECT lease_owner FROM orders WHERE id = $1
   ), leased AS (
-    UPDATE orders SET lease_owner = $3, lease_expires_at = now() + make_interval(secs => $4::float8 / 1000),
-           status = CASE WHEN status = 'pending' THEN 'in_progress'::"OrderStatus" ELSE status END,
-           updated_at = now()
+    UPDATE orders SET lease_owner = $3, lease_expires_at = now() + make_interval(secs => $4::float8 / 1000)
     WHERE id = $1 AND step_seq = $2 AND next_step IN (${SEND_STEPS_SQL})
       AND next_step_at <= now() + interval '1 second'
       AND (lease_expires_at IS NULL OR lease_expires_at < now() OR lease_owner = $3)
@@ -81,22 +87,19 @@ const TAKE_STEP_SQL = `WITH prev_attempt AS (
     FROM prev_attempt p
     WHERE attempts.request_id = p.request_id AND p.state <> 'sent' AND EXISTS (SELECT 1 FROM leased)
     RETURNING attempts.*
-  ), ev AS (
-    INSERT INTO order_events (order_id, type, from_status, to_status, request_id, actor)
-    SELECT l.id, 'in_progress', 'pending', 'in_progress', p.request_id, $5
-    FROM leased l, prev_order po, prev_attempt p WHERE po.status = 'pending'
   )
-  SELECT ${ORDER_COLUMNS}, EXISTS (SELECT 1 FROM leased) AS leased, (SELECT state FROM prev_attempt) AS "previousState", now() AS "dbNow",
+  SELECT ${ORDER_COLUMNS}, EXISTS (SELECT 1 FROM leased) AS leased, (SELECT state FROM prev_attempt) AS "previousState",
+         (SELECT lease_owner FROM prev_order) AS "previousOwner", now() AS "dbNow",
          (SELECT row_to_json(x) FROM (SELECT ${ATTEMPT_COLUMNS}
             FROM (SELECT * FROM sent UNION ALL SELECT attempts.* FROM attempts, prev_attempt p
                   WHERE attempts.request_id = p.request_id AND NOT EXISTS (SELECT 1 FROM sent)) a) x) AS attempt
   FROM (SELECT * FROM leased UNION ALL SELECT * FROM orders WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM leased)) o`;
 
-/** TAKE_STEP_SQL as a server-side function (server-functions.ts): ($1 order, $2 step seq, $3 owner, $4 lease ms, $5 actor). */
+/** TAKE_STEP_SQL as a server-side function (server-functions.ts): ($1 order, $2 step seq, $3 owner, $4 lease ms). */
 export const TAKE_STEP_FN: ServerFunction = {
   name: 'cardpull_take_step',
-  args: ['uuid', 'integer', 'text', 'double precision', 'text'],
-  returns: [...ORDER_RESULT, ['leased', 'boolean'], ['previousState', '"AttemptState"'], ['dbNow', 'timestamptz'], ['attempt', 'json']],
+  args: ['uuid', 'integer', 'text', 'double precision'],
+  returns: [...ORDER_RESULT, ['leased', 'boolean'], ['previousState', '"AttemptState"'], ['previousOwner', 'text'], ['dbNow', 'timestamptz'], ['attempt', 'json']],
   body: TAKE_STEP_SQL,
 };
 
@@ -127,20 +130,20 @@ export class StepsRepository {
    */
   async take(orderId: string, stepSeq: number, owner: string, leaseMs: number, ready?: () => Promise<boolean>): Promise<TakenStep | null | 'held'> {
     const client = await this.pool.connect();
-    let rows: (Row & { leased: boolean; previousState: AttemptState })[];
+    let rows: (Row & { leased: boolean; previousState: AttemptState; previousOwner: string | null })[];
     let sentAt = performance.now();
     try {
       if (ready && !(await ready())) return 'held';
       sentAt = performance.now();
-      const values = [orderId, stepSeq, owner, leaseMs, owner.split('/')[0]];
-      ({ rows } = await client.query<Row & { leased: boolean; previousState: AttemptState }>(this.viaFunctions ? callOf(TAKE_STEP_FN, values) : prepared(TAKE_STEP_SQL, values)));
+      const values = [orderId, stepSeq, owner, leaseMs];
+      ({ rows } = await client.query<Row & { leased: boolean; previousState: AttemptState; previousOwner: string | null }>(this.viaFunctions ? callOf(TAKE_STEP_FN, values) : prepared(TAKE_STEP_SQL, values)));
     } finally {
       client.release();
     }
     const row = rows[0];
     if (!row) return null;
-    const { leased, previousState, ...rest } = row;
-    return { ...split(rest), leased, previousState, sentAt };
+    const { leased, previousState, previousOwner, ...rest } = row;
+    return { ...split(rest), leased, previousState, previousOwner, sentAt };
   }
 
   /**

@@ -16,6 +16,7 @@ export interface Transition {
   /** Invariant 5 (exactly-once effects): the change applies only while the order is still at the step the handler worked on. */
   stepSeq: number;
   actor: string;
+  /** The order's new status; none keeps it (but a pending order that was sent becomes in_progress: KEPT_STATUS_SQL). */
   status?: OrderStatus;
   /** The next step and how long from now (by the database's clock) it is due; null ends scheduling (invariant 6). */
   next: { step: OrderStep; delayMs: number } | null;
@@ -57,6 +58,13 @@ export interface CardStoreResult {
   status: OrderStatus;
   callbackEventIds: string[];
 }
+
+/**
+ * The status a transition that names none leaves: a pending order whose lease was taken (its first request
+ * ID sent) leaves pending at its first answer, for in_progress; any other keeps its status. The take itself
+ * leaves the status alone, so that its update stays HOT (steps.repository.ts, TAKE_STEP_SQL).
+ */
+const KEPT_STATUS_SQL = `CASE WHEN status = 'pending' AND lease_owner IS NOT NULL THEN 'in_progress'::"OrderStatus" ELSE status END`;
 
 /**
  * The outbox: a callback for every transition into a terminal or needs_attention status, committed with it
@@ -113,7 +121,8 @@ const storeCardSql = (attemptSets: string) => `WITH prev AS (
            CASE WHEN r.role = 'order' AND prev.status = 'failed' THEN 'completed_after_failed'
                 WHEN r.role = 'order' THEN 'completed' WHEN r.role = 'surplus' THEN 'surplus_card' ELSE 'card_mismatch' END,
            prev.status, COALESCE((SELECT status FROM o), prev.status), $3, $13,
-           jsonb_build_object('partner_card_id', $4::text, 'mismatch', $12::text)
+           CASE WHEN r.role = 'order' AND prev.status <> 'failed' THEN NULL
+                ELSE jsonb_strip_nulls(jsonb_build_object('partner_card_id', $4::text, 'mismatch', $12::text)) END
     FROM prev, role r WHERE r.role <> 'known'
   ), ${OUTBOX_CTE}
   SELECT r.role, COALESCE((SELECT status FROM o), prev.status) AS status, ARRAY(SELECT id::text FROM cb) AS callbacks FROM prev, role r`;
@@ -154,7 +163,7 @@ export const STORE_CARD_FN: ServerFunction = {
 /**
  * Every shape of transition() as one statement, its options as parameters (for its server-side function,
  * server-functions.ts): $1 order, $2 step seq, $3 next step (null: none), $4 its delay in ms, $5 status (null:
- * kept), $6 whether the error is set (to $7 code, $8 message; null clears it), $9 the waiting deadline's
+ * kept, see KEPT_STATUS_SQL), $6 whether the error is set (to $7 code, $8 message; null clears it), $9 the waiting deadline's
  * length in ms (null: none started), $10 only while not leased, $11 the request ID the new one replaces
  * unless this statement kills it (null: no guard); the attempt's note: $12 its request ID (null: no note),
  * $13 state (null: kept), $14/$15 partner status set/value, $16/$17/$18 error set/code/message, $19
@@ -167,7 +176,7 @@ const TRANSITION_ANY_SQL = `WITH prev AS (SELECT status FROM orders WHERE id = $
   o AS (UPDATE orders SET step_seq = step_seq + 1, lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
           next_step = $3,
           next_step_at = CASE WHEN $3 IS NULL THEN NULL ELSE now() + make_interval(secs => $4 / 1000) END,
-          status = COALESCE($5, status),
+          status = COALESCE($5, ${KEPT_STATUS_SQL}),
           completed_at = CASE WHEN $5 = 'failed' THEN now() ELSE completed_at END,
           error_code = CASE WHEN $6 THEN $7 ELSE error_code END,
           error_message = CASE WHEN $6 THEN $8 ELSE error_message END,
@@ -279,6 +288,8 @@ function transitionStatement(t: Transition, minted: string | undefined): QueryCo
   if (t.status) {
     sets.push(`status = ${p(t.status)}::"OrderStatus"`);
     if (t.status === 'failed') sets.push('completed_at = now()');
+  } else {
+    sets.push(`status = ${KEPT_STATUS_SQL}`);
   }
   if (t.error !== undefined) sets.push(`error_code = ${p(t.error?.code ?? null)}`, `error_message = ${p(t.error?.message ?? null)}`);
   if (t.waitDeadline) sets.push(`wait_deadline = COALESCE(wait_deadline, now() + make_interval(secs => ${p(t.waitDeadline.startMs)}::float8 / 1000))`);

@@ -203,7 +203,8 @@ export function inFlightUntil(r: LedgerRequest, timeoutMs: number): number {
 
 /**
  * Worker ids are `worker:<pid>-<random>`: the pid of the process that wrote an event or holds a lease.
- * (The lease's `in_progress` event is written as `worker:worker:<pid>-...`: both forms are read.)
+ * (Timelines written before the take stopped writing its `in_progress` event hold `worker:worker:<pid>-...`
+ * there: both forms are read.)
  */
 export const pidOfActor = (actor: string | null): number | null => {
   const m = /^(?:worker:)+(\d+)-/.exec(actor ?? '');

@@ -97,7 +97,7 @@ export const orderSchema = z
     client: z.string().meta({ description: 'The API client (from API_KEYS) that owns the order' }),
     status: z.enum(OrderStatus).meta({
       description:
-        'pending -> in_progress -> completed | failed | needs_attention; awaiting_funds / awaiting_stock while the partner said "not now"',
+        'pending (stored, its first request ID possibly in flight) -> completed | failed, or -> in_progress (answered without a card) -> completed | failed | needs_attention; awaiting_funds / awaiting_stock while the partner said "not now"',
     }),
     mode: z.enum(PullMode),
     gift_card_code: z.string(),

@@ -109,7 +109,7 @@ const LEVEL = {
 function answerFacts(answer: Answer, decision: Decision): { answer: Answer['kind']; classification: string; httpStatus?: number; code?: string; retryAfterMs?: number; message?: string } {
   switch (answer.kind) {
     case 'interrupted':
-      return { answer: 'interrupted', classification: 'interrupted', message: `the worker that sent it at ${answer.sentAt.toISOString()} stopped before recording its answer` };
+      return { answer: 'interrupted', classification: 'interrupted', message: `the worker that sent it${answer.by ? ` (${answer.by})` : ''} at ${answer.sentAt.toISOString()} stopped before recording its answer` };
     case 'success': {
       const value = answer.value as { status?: unknown };
       const classification = decision.kind === 'store_card' ? 'card' : typeof value.status === 'string' ? `pull request ${value.status}` : 'success';

@@ -102,7 +102,7 @@ export class StepRunner {
     if (previousState === 'sent') {
       permit.done({ sent: false });
       // The call was made by a worker that stopped before recording its answer: an unknown outcome.
-      const { result } = await this.asker.settle(order, before, sent, { kind: 'interrupted', sentAt: attempt.lastSentAt ?? new Date(clock.now()) }, clock.now());
+      const { result } = await this.asker.settle(order, before, sent, { kind: 'interrupted', sentAt: attempt.lastSentAt ?? new Date(clock.now()), by: taken.previousOwner }, clock.now());
       return sent === 'async_create' ? this.pollInterruptedCreation(order.id, result) : result;
     }
     const lease = this.leases.hold(order.id, owner, taken.sentAt);

@@ -33,7 +33,7 @@ export function decide(input: DecisionInput): Decision {
 function decideAnswer(i: DecisionInput): Decision {
   const a = i.answer;
   if (a.kind === 'interrupted') {
-    return unknownOutcome(i, { reason: 'interrupted', message: 'the worker that made the call stopped before recording its answer' }, a.sentAt);
+    return unknownOutcome(i, { reason: 'interrupted', message: `the worker that made the call${a.by ? ` (${a.by})` : ''} stopped before recording its answer` }, a.sentAt);
   }
   if (a.kind === 'credentials') return credentials(i, a.code, a.message);
   if (a.kind === 'success') {

@@ -54,6 +54,8 @@ export interface AttemptFacts {
 export interface Interrupted {
   kind: 'interrupted';
   sentAt: Date;
+  /** The lease owner (worker run) that made the call, when known: named on the order's timeline. */
+  by?: string | null;
 }
 
 export type Answer = PartnerOutcome<Card> | PartnerOutcome<PullRequest> | Interrupted;
