@@ -8,7 +8,7 @@ import { OrdersRepository, StepsRepository, requestHash } from '@cardpull/orders
  * Issue 22 (WAL per card): taking a step's lease is a HOT update of the order. It changes no column an index
  * reads (the status stays pending until the partner's first answer; updated_at is left alone), and the
  * table's fillfactor leaves room on the row's page, so Postgres writes one small heap record and no index
- * entry, where a status change wrote a new row version and an entry in each of the table's five indexes.
+ * entry, where a status change wrote a new row version and an entry in five of the table's six indexes.
  * Measured by Postgres itself: the table's count of HOT updates against all its updates.
  */
 describe('taking a lease is a HOT update of the order (no index entry)', () => {

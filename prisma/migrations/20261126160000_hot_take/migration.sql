@@ -2,7 +2,7 @@
 -- columns, which no index reads (the order stays pending until the partner's first answer, see
 -- libs/orders/src/transitions.repository.ts, KEPT_STATUS_SQL): an update that changes no indexed column
 -- and finds room on the row's own page is HOT, one small heap record instead of a new row version with an
--- entry in each of the table's five indexes. The room: each page of orders is filled to 70 % at insert,
+-- entry in five of the table's six indexes. The room: each page of orders is filled to 70 % at insert,
 -- which leaves space for the take's version and the completion's (measured: 0.99 HOT updates per card,
 -- 3.94 -> 2.97 KB of WAL per card; fillfactor 80 gave 3.01 KB). The table takes about 40 % more pages;
 -- retention keeps it to the orders of RETENTION_DAYS. Pages written before this migration keep their fill.
