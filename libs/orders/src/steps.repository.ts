@@ -66,10 +66,11 @@ const CURRENT_STEP_SQL = `SELECT ${ORDER_COLUMNS}, row_to_json(a_sel) AS attempt
  * Which step runs is decided from this row, never from the job's name.
  *
  * The lease changes no column an index reads (not the status, not `updated_at`: a pending order stays
- * pending until the first answer, see TRANSITION_ANY_SQL): with the room `fillfactor` leaves in each page
- * of `orders`, the update is HOT, one small heap record and no index entry (migration
- * 20261126160000_hot_take; test/orders/hot-take.e2e-spec.ts). When the order was sent is the attempt's
- * (first_sent_at, last_sent_at); who holds the call, the lease's owner (`previousOwner`: who held it before).
+ * pending until its first answer, see KEPT_STATUS_SQL in transitions.repository.ts): with the room
+ * `fillfactor` leaves in each page of `orders`, the update is HOT, one small heap record and no index entry
+ * (migration 20261126160000_hot_take; test/orders/hot-take.e2e-spec.ts). When the order was sent is the
+ * attempt's (first_sent_at, last_sent_at); the lease's owner is who holds the call, and `previousOwner` who
+ * held it before this take (named on the timeline when its call was interrupted).
  */
 const TAKE_STEP_SQL = `WITH prev_attempt AS (
     SELECT a.request_id, a.state FROM attempts a WHERE a.order_id = $1 ORDER BY a.seq DESC LIMIT 1
