@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { createPgPool } from '@cardpull/db';
 import { createTestDatabase, testPool, type TestDatabase } from '@cardpull/testing';
-import { OrdersRepository, StepsRepository, requestHash } from '@cardpull/orders';
+import { OrdersRepository, StepsRepository, TransitionsRepository, requestHash } from '@cardpull/orders';
 
 /**
  * Issue 22 (WAL per card): taking a step's lease is a HOT update of the order. It changes no column an index
@@ -11,7 +11,7 @@ import { OrdersRepository, StepsRepository, requestHash } from '@cardpull/orders
  * entry, where a status change wrote a new row version and an entry in five of the table's six indexes.
  * Measured by Postgres itself: the table's count of HOT updates against all its updates.
  */
-describe('taking a lease is a HOT update of the order (no index entry)', () => {
+describe('taking a lease: a HOT update of the order (no index entry); the first answer moves the order on, with its timeline entry', () => {
   let db: TestDatabase;
   let admin: Pool;
   beforeAll(async () => {
@@ -60,6 +60,35 @@ describe('taking a lease is a HOT update of the order (no index entry)', () => {
 
       expect({ updates: after.updates - before.updates, hot: after.hot - before.hot }).toEqual({ updates: ids.length, hot: ids.length });
       expect(taken).toEqual(ids.map(() => [true, 'pending', 'sent']));
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it.each([
+    ['named statements', true],
+    ['server-side functions (behind a transaction pooler)', false],
+  ])("through %s: a taken order's first answer moves it pending -> in_progress with its timeline entry, even from a transition that names neither", async (_label, preparedStatements) => {
+    const pool = createPgPool(db.url, 2, { preparedStatements });
+    try {
+      const orders = new OrdersRepository(pool);
+      const steps = new StepsRepository(pool);
+      const transitions = new TransitionsRepository(pool);
+      const body = { gift_card_code: 'FAST-FREE', amount: 500, mode: 'sync' as const };
+      const created = await orders.create({ client: 'shop', idempotencyKey: `first-${randomUUID()}`, requestHash: requestHash(body), mode: 'sync', giftCardCode: 'FAST-FREE', amount: 500, metadata: null, callbackUrl: null, callbackSecrets: false });
+      if (created.kind !== 'created') throw new Error('expected a new order');
+      const id = created.order.id;
+      await steps.take(id, 1, 'worker:1-a/b', 30_000);
+      // The partner's answer settled nothing (an unknown outcome, say); the transition names no status and no entry.
+      const first = await transitions.transition({ orderId: id, stepSeq: 1, actor: 'worker:1-a', next: { step: 'sync_call', delayMs: 60_000 }, attempt: { requestId: created.requestId, state: 'unknown' } });
+      // Another like it: the status does not move, so no entry.
+      const again = await transitions.transition({ orderId: id, stepSeq: first.stepSeq, actor: 'worker:1-a', next: { step: 'sync_call', delayMs: 60_000 } });
+      const { rows } = await admin.query('SELECT type, from_status, to_status, request_id = $2 AS same_id, actor FROM order_events WHERE order_id = $1 ORDER BY id', [id, created.requestId]);
+      expect([first.status, again.status]).toEqual(['in_progress', 'in_progress']);
+      expect(rows).toEqual([
+        { type: 'created', from_status: null, to_status: 'pending', same_id: true, actor: 'api:shop' },
+        { type: 'in_progress', from_status: 'pending', to_status: 'in_progress', same_id: true, actor: 'worker:1-a' },
+      ]);
     } finally {
       await pool.end();
     }

@@ -36,7 +36,10 @@ export interface Transition {
    * order's request ID right now: one sender per ID). A worker's own transition ends its own lease.
    */
   whenNotLeased?: true;
-  /** The timeline entry; omitted for repeats that add nothing (a retry scheduled like the one before). */
+  /**
+   * The timeline entry; omitted for repeats that add nothing (a retry scheduled like the one before). A
+   * transition that moves the status without one still gets an entry, named by the new status.
+   */
   event?: { type: string; requestId?: string; detail?: Record<string, unknown> };
 }
 
@@ -169,8 +172,8 @@ export const STORE_CARD_FN: ServerFunction = {
  * $13 state (null: kept), $14/$15 partner status set/value, $16/$17/$18 error set/code/message, $19
  * unknown_since ('start', 'restart', 'at' $20, null: kept), $21 not_found_since ('start', 'clear', null:
  * kept), $22 declared dead by (null: not); $23 a new request ID (null: none) of kind $24; the timeline's
- * entry: $25 type (null: none), $26 its request ID, $27 actor, $28 detail. The same changes as the
- * statement transition() builds for the shape at hand (test/orders/server-functions.e2e-spec.ts).
+ * entry: $25 type (null: none, unless the status moved: then named by the new status), $26 its request ID,
+ * $27 actor, $28 detail. The same changes as the statement transition() builds for the shape at hand (test/orders/server-functions.e2e-spec.ts).
  */
 const TRANSITION_ANY_SQL = `WITH prev AS (SELECT status FROM orders WHERE id = $1),
   o AS (UPDATE orders SET step_seq = step_seq + 1, lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
@@ -201,7 +204,8 @@ const TRANSITION_ANY_SQL = `WITH prev AS (SELECT status FROM orders WHERE id = $
         SELECT $23, $1, (SELECT COALESCE(max(seq), 0) + 1 FROM attempts WHERE order_id = $1), $24, 'created', now(), now()
         FROM o WHERE $23 IS NOT NULL),
   ev AS (INSERT INTO order_events (order_id, type, from_status, to_status, request_id, actor, detail)
-        SELECT $1, $25, prev.status, o.status, $26, $27, $28 FROM o, prev WHERE $25 IS NOT NULL)
+        SELECT $1, COALESCE($25, o.status::text), prev.status, o.status, $26, $27, $28 FROM o, prev
+        WHERE $25 IS NOT NULL OR o.status IS DISTINCT FROM prev.status)
   SELECT o.step_seq, o.status, ARRAY(SELECT id::text FROM cb) AS callbacks FROM o`;
 
 /** TRANSITION_ANY_SQL as a server-side function (server-functions.ts). */
@@ -317,14 +321,14 @@ function transitionStatement(t: Transition, minted: string | undefined): QueryCo
                ${p(t.newAttempt.kind)}::"PullMode", 'created', now(), now() FROM o)`,
     );
   }
-  if (t.event) {
-    const detail = t.newAttempt ? { ...t.event.detail, previous_request_id: t.newAttempt.replaces } : t.event.detail;
-    ctes.push(
-      `ev AS (INSERT INTO order_events (order_id, type, from_status, to_status, request_id, actor, detail)
-        SELECT $1, ${p(t.event.type)}, prev.status, o.status, ${p(t.event.requestId ?? minted ?? t.attempt?.requestId ?? null)},
-               ${p(t.actor)}, ${p(detail ? JSON.stringify(detail) : null)}::jsonb FROM o, prev)`,
-    );
-  }
+  // The timeline's entry: the one asked for, or else one named by the new status whenever the status moved
+  // (a pending order's first answer, KEPT_STATUS_SQL): no status change without its entry.
+  const detail = t.event && (t.newAttempt ? { ...t.event.detail, previous_request_id: t.newAttempt.replaces } : t.event.detail);
+  ctes.push(
+    `ev AS (INSERT INTO order_events (order_id, type, from_status, to_status, request_id, actor, detail)
+      SELECT $1, ${t.event ? p(t.event.type) : 'o.status::text'}, prev.status, o.status, ${p(t.event?.requestId ?? minted ?? t.attempt?.requestId ?? null)},
+             ${p(t.actor)}, ${p(detail ? JSON.stringify(detail) : null)}::jsonb FROM o, prev${t.event ? '' : ' WHERE o.status IS DISTINCT FROM prev.status'})`,
+  );
   return prepared(`WITH ${ctes.join(',\n')} SELECT o.step_seq, o.status, ARRAY(SELECT id::text FROM cb) AS callbacks FROM o`, params);
 }
 
@@ -360,7 +364,7 @@ function transitionValues(t: Transition, minted: string | undefined): unknown[] 
     minted ?? null,
     t.newAttempt?.kind ?? null,
     t.event?.type ?? null,
-    t.event ? (t.event.requestId ?? minted ?? t.attempt?.requestId ?? null) : null,
+    t.event?.requestId ?? minted ?? t.attempt?.requestId ?? null,
     t.actor,
     detail ? JSON.stringify(detail) : null,
   ];

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { PartnerClient, type CallPermit } from '@cardpull/partner-client';
 import type { AttemptRow, DbClock, OrderRow } from '@cardpull/orders';
-import { decide, type Answer, type Decision, type Sent } from './decision';
+import { decide, interruptedMessage, type Answer, type Decision, type Sent } from './decision';
 import { DecisionApplier, type StepResult } from './decision-applier.service';
 
 export interface Asked {
@@ -109,7 +109,7 @@ const LEVEL = {
 function answerFacts(answer: Answer, decision: Decision): { answer: Answer['kind']; classification: string; httpStatus?: number; code?: string; retryAfterMs?: number; message?: string } {
   switch (answer.kind) {
     case 'interrupted':
-      return { answer: 'interrupted', classification: 'interrupted', message: `the worker that sent it${answer.by ? ` (${answer.by})` : ''} at ${answer.sentAt.toISOString()} stopped before recording its answer` };
+      return { answer: 'interrupted', classification: 'interrupted', message: interruptedMessage(answer) };
     case 'success': {
       const value = answer.value as { status?: unknown };
       const classification = decision.kind === 'store_card' ? 'card' : typeof value.status === 'string' ? `pull request ${value.status}` : 'success';

@@ -1,5 +1,5 @@
 import type { Card, DefinitiveCode, PullRequest } from '@cardpull/partner-client';
-import type { AttemptPatch, Decision, DecisionInput } from './decision.types';
+import { interruptedMessage, type AttemptPatch, type Decision, type DecisionInput } from './decision.types';
 import { askingPastWindow, definitiveForThisId, pullRequestFailed } from './endings';
 import { pullRequestSeen } from '@cardpull/orders';
 import { askAgain, hadUnknown, mismatchOf, pollDelay, windowStart, type UnknownAnswer } from './facts';
@@ -33,7 +33,7 @@ export function decide(input: DecisionInput): Decision {
 function decideAnswer(i: DecisionInput): Decision {
   const a = i.answer;
   if (a.kind === 'interrupted') {
-    return unknownOutcome(i, { reason: 'interrupted', message: `the worker that made the call${a.by ? ` (${a.by})` : ''} stopped before recording its answer` }, a.sentAt);
+    return unknownOutcome(i, { reason: 'interrupted', message: interruptedMessage(a) }, a.sentAt);
   }
   if (a.kind === 'credentials') return credentials(i, a.code, a.message);
   if (a.kind === 'success') {

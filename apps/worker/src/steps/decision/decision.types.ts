@@ -58,6 +58,11 @@ export interface Interrupted {
   by?: string | null;
 }
 
+/** What an interrupted call was, in words: the timeline's message and the log line's. */
+export function interruptedMessage(a: Interrupted): string {
+  return `the worker that made the call${a.by ? ` (${a.by})` : ''} at ${a.sentAt.toISOString()} stopped before recording its answer`;
+}
+
 export type Answer = PartnerOutcome<Card> | PartnerOutcome<PullRequest> | Interrupted;
 
 export interface DecisionInput {
