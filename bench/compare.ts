@@ -5,7 +5,8 @@
  *     && ln -s "$PWD/node_modules" .tmp/before/node_modules && (cd .tmp/before && npx nest build api && npx nest build worker)
  *   node --import tsx bench/compare.ts .tmp/before [rounds]
  * The other build must live under this repository (its node_modules link resolves the packages).
- * Also printed: the API's CPU per accepted order (its process, from /proc) and Postgres's CPU per card. With
+ * Also printed: the API's CPU per accepted order (its process, from /proc), and the worker's own CPU and
+ * Postgres's per card. COMPARE_INTAKE=0 skips the intake rounds (a change to the worker alone). With
  * COMPARE_PGBOUNCER=1 each round also runs both workers through PgBouncer in transaction mode
  * (DATABASE_PREPARED_STATEMENTS=false, as a pooler before 1.21 needs), against their own straight runs.
  */
@@ -56,6 +57,8 @@ async function main(): Promise<void> {
   const apiMs: Record<string, number[]> = { before: [], after: [] };
   const pgMs: Record<string, number[]> = { before: [], after: [], bare: [], 'before, PgBouncer': [], 'after, PgBouncer': [] };
   const pooled: Record<string, number[]> = { 'before, PgBouncer': [], 'after, PgBouncer': [] };
+  /** ms of the worker's (or the bare script's) own CPU per card, between 10 % and 90 % of the cards. */
+  const workerMs: Record<string, number[]> = { before: [], after: [], bare: [], 'before, PgBouncer': [], 'after, PgBouncer': [] };
   const withPgBouncer = ['1', 'true', 'yes'].includes((process.env.COMPARE_PGBOUNCER ?? '').toLowerCase());
   try {
     await stack.start();
@@ -66,7 +69,8 @@ async function main(): Promise<void> {
     const apis = { before: await startBuilt(stack, builds.before, 'api', 'api-before', {}, cleanup), after: await startBuilt(stack, builds.after, 'api', 'api-after', {}, cleanup) };
     for (const a of Object.values(apis)) await intakePeak({ url: a.url, apiKey: stack.apiKey, connections: 32, seconds: 3, prefix: 'warm' });
     for (let round = 0; round < rounds; round++) {
-      for (const which of ['before', 'after', 'bare'] as const) {
+      // COMPARE_INTAKE=0: the end-to-end rounds only (a change to the worker alone).
+      for (const which of process.env.COMPARE_INTAKE === '0' ? [] : (['before', 'after', 'bare'] as const)) {
         await stack.reset();
         if (which === 'bare') intake.bare.push((await stack.spawnBare('intake-bare.ts', { CONCURRENCY: '32', SECONDS: '6', POOL_SIZE: '10' }).result).rate!);
         else {
@@ -82,18 +86,20 @@ async function main(): Promise<void> {
         await createOrders({ url: apis.after.url, apiKey: stack.apiKey, count: 1500, mode: 'sync', prefix: `e2e${which.replace(/\W/g, '')}${round}` });
         const build = which.startsWith('before') ? 'before' : 'after';
         const viaPooler: Env = bouncer && which.endsWith('PgBouncer') ? { DATABASE_URL: bouncer.url(stack.pg.url), DATABASE_PREPARED_STATEMENTS: 'false' } : {};
-        const stop =
+        const { stop, pid } =
           which === 'bare'
-            ? (() => { const b = stack.spawnBare('worker-bare.ts', { CONCURRENCY: '32', POOL_SIZE: '10', PARTNER_BASE_URL: stack.sim!.url }); return () => b.stop(); })()
-            : (await startBuilt(stack, builds[build], 'worker', `worker-${which.replace(/\W+/g, '-')}-${round}`, viaPooler, cleanup)).stop;
+            ? (() => { const b = stack.spawnBare('worker-bare.ts', { CONCURRENCY: '32', POOL_SIZE: '10', PARTNER_BASE_URL: stack.sim!.url }); return { stop: () => b.stop(), pid: b.pid }; })()
+            : await startBuilt(stack, builds[build], 'worker', `worker-${which.replace(/\W+/g, '-')}-${round}`, viaPooler, cleanup);
         let pg0: ReturnType<CpuMeter['sample']> | null = null;
         let pg1: ReturnType<CpuMeter['sample']> | null = null;
+        let own0: number | null = null;
+        let own1: number | null = null;
         const marks: { at: number; n: number }[] = [];
         for (;;) {
           const n = Number((await stack.db.query<{ n: string }>("SELECT count(*) AS n FROM orders WHERE status = 'completed'")).rows[0]!.n);
           marks.push({ at: Date.now(), n });
-          if (!pg0 && n >= 150) pg0 = postgres.sample();
-          if (!pg1 && n >= 1350) pg1 = postgres.sample();
+          if (!pg0 && n >= 150) (pg0 = postgres.sample()), (own0 = cpuSeconds(pid));
+          if (!pg1 && n >= 1350) (pg1 = postgres.sample()), (own1 = cpuSeconds(pid));
           if (n >= 1500) break;
           await sleep(50);
         }
@@ -103,15 +109,18 @@ async function main(): Promise<void> {
         const rate = (b.n - a.n) / ((b.at - a.at) / 1000);
         (which.endsWith('PgBouncer') ? pooled : e2e)[which]!.push(rate);
         if (pg0 && pg1) pgMs[which]!.push(((CpuMeter.cores(pg0, pg1).postgres ?? 0) * 1000) / rate);
+        if (own0 !== null && own1 !== null) workerMs[which]!.push(((own1 - own0) * 1000) / (b.n - a.n));
       }
       const last = (runs: Record<string, number[]>) => Object.entries(runs).map(([k, v]) => `${k} ${v.at(-1)?.toFixed(0) ?? '-'}`).join(', ');
       log(`round ${round + 1}: intake ${last(intake)}; e2e ${last(e2e)}${bouncer ? `; ${last(pooled)}` : ''}`);
     }
     for (const [name, runs] of [['intake (accepted/s)', intake], ['e2e (cards/s)', e2e]] as const) {
+      if (!runs.bare.length) continue;
       const bare = median(runs.bare);
       log(`${name}: ${(['before', 'after', 'bare'] as const).map((k) => `${k} ${median(runs[k]).toFixed(0)} (ratio ${(median(runs[k]) / bare).toFixed(2)})`).join(', ')}`);
     }
-    log(`API CPU per accepted order (ms): before ${median(apiMs.before!).toFixed(3)}, after ${median(apiMs.after!).toFixed(3)}`);
+    if (apiMs.before!.length) log(`API CPU per accepted order (ms): before ${median(apiMs.before!).toFixed(3)}, after ${median(apiMs.after!).toFixed(3)}`);
+    log(`Worker CPU per card, its own process (ms): ${Object.entries(workerMs).filter(([, v]) => v.length).map(([k, v]) => `${k} ${median(v).toFixed(3)}`).join(', ')}`);
     log(`Postgres CPU per card (ms): ${Object.entries(pgMs).filter(([, v]) => v.length).map(([k, v]) => `${k} ${median(v).toFixed(3)}`).join(', ')}`);
     if (bouncer) {
       for (const build of ['before', 'after'] as const) {

@@ -102,6 +102,22 @@ export const ORDER_COLUMNS = `o.id, o.client, o.idempotency_key AS "idempotencyK
   o.created_at AS "createdAt", o.updated_at AS "updatedAt", o.completed_at AS "completedAt", o.card_id AS "cardId",
   o.trace_parent AS "traceParent"`;
 
+/**
+ * What a step needs of its order (StepsRepository.take answers only these): the columns the step runner,
+ * the decision and its applier read. The others (client, key, metadata, callback, timestamps of the row)
+ * are read where they are used. Every card's step reads this row, and each column more costs the driver
+ * its parsing (a narrower row: about a third less of the take's client-side CPU, docs/BENCHMARKS.md).
+ */
+export const STEP_ORDER_FIELDS = [
+  'id', 'status', 'mode', 'giftCardCode', 'amount', 'errorCode', 'errorMessage', 'nextStep', 'nextStepAt', 'stepSeq',
+  'leaseOwner', 'leaseExpiresAt', 'waitDeadline', 'createdAt', 'cardId',
+] as const satisfies readonly (keyof OrderRow)[];
+
+export type StepOrder = Pick<OrderRow, (typeof STEP_ORDER_FIELDS)[number]>;
+
+/** The columns of STEP_ORDER_FIELDS, for raw SQL (alias `o`). */
+export const STEP_ORDER_COLUMNS = STEP_ORDER_FIELDS.map((f) => `o.${f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}${/[A-Z]/.test(f) ? ` AS "${f}"` : ''}`).join(', ');
+
 export const ATTEMPT_COLUMNS = `a.request_id AS "requestId", a.order_id AS "orderId", a.seq, a.kind, a.state,
   a.partner_status AS "partnerStatus", a.error_code AS "errorCode", a.error_message AS "errorMessage",
   a.call_count AS "callCount", a.first_sent_at AS "firstSentAt", a.last_sent_at AS "lastSentAt",

@@ -2,21 +2,22 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PG_POOL, preparesStatements, type AttemptState, type PullMode } from '@cardpull/db';
 import { DbClock } from './db-clock';
-import { ATTEMPT_COLUMNS, ORDER_COLUMNS, type AttemptRow, type OrderRow, type ScheduledStep } from './order.types';
+import { ATTEMPT_COLUMNS, ORDER_COLUMNS, STEP_ORDER_COLUMNS, STEP_ORDER_FIELDS, type AttemptRow, type OrderRow, type ScheduledStep, type StepOrder } from './order.types';
 import { prepared } from './prepared';
 import { ORDER_RESULT, callOf, type ServerFunction } from './server-functions';
 import { SEND_STEPS_SQL } from './order-steps';
 import { mayYieldCardSql } from './attempt-facts';
 
-export interface CurrentStep {
-  order: OrderRow;
+export interface CurrentStep<O extends StepOrder = OrderRow> {
+  order: O;
   /** The order's latest attempt (the one whose request ID is in play). */
   attempt: AttemptRow;
   /** The database's clock as of the read (invariant: deadlines read by several processes use it). */
   clock: DbClock;
 }
 
-export interface TakenStep extends CurrentStep {
+/** A step as take answers it: the order's columns a step reads (StepOrder), not the whole row. */
+export interface TakenStep extends CurrentStep<StepOrder> {
   /** This run holds the lease of the order's sync_call / async_create step and may call the partner. */
   leased: boolean;
   /** The attempt's state before this lease: 'sent' means an earlier call's outcome was never recorded. */
@@ -53,6 +54,7 @@ export interface AttemptNote {
 }
 
 type Row = OrderRow & { attempt: Record<string, unknown>; dbNow: Date };
+type TakeRow = StepOrder & { attempt: Record<string, unknown>; dbNow: Date; leased: boolean; previousState: AttemptState; previousOwner: string | null };
 
 const CURRENT_STEP_SQL = `SELECT ${ORDER_COLUMNS}, row_to_json(a_sel) AS attempt, now() AS "dbNow"
   FROM orders o
@@ -89,7 +91,7 @@ const TAKE_STEP_SQL = `WITH prev_attempt AS (
     WHERE attempts.request_id = p.request_id AND p.state <> 'sent' AND EXISTS (SELECT 1 FROM leased)
     RETURNING attempts.*
   )
-  SELECT ${ORDER_COLUMNS}, EXISTS (SELECT 1 FROM leased) AS leased, (SELECT state FROM prev_attempt) AS "previousState",
+  SELECT ${STEP_ORDER_COLUMNS}, EXISTS (SELECT 1 FROM leased) AS leased, (SELECT state FROM prev_attempt) AS "previousState",
          (SELECT lease_owner FROM prev_order) AS "previousOwner", now() AS "dbNow",
          (SELECT row_to_json(x) FROM (SELECT ${ATTEMPT_COLUMNS}
             FROM (SELECT * FROM sent UNION ALL SELECT attempts.* FROM attempts, prev_attempt p
@@ -100,7 +102,7 @@ const TAKE_STEP_SQL = `WITH prev_attempt AS (
 export const TAKE_STEP_FN: ServerFunction = {
   name: 'cardpull_take_step',
   args: ['uuid', 'integer', 'text', 'double precision'],
-  returns: [...ORDER_RESULT, ['leased', 'boolean'], ['previousState', '"AttemptState"'], ['previousOwner', 'text'], ['dbNow', 'timestamptz'], ['attempt', 'json']],
+  returns: [...STEP_ORDER_FIELDS.map((f) => ORDER_RESULT.find(([name]) => name === f)!), ['leased', 'boolean'], ['previousState', '"AttemptState"'], ['previousOwner', 'text'], ['dbNow', 'timestamptz'], ['attempt', 'json']],
   body: TAKE_STEP_SQL,
 };
 
@@ -131,20 +133,20 @@ export class StepsRepository {
    */
   async take(orderId: string, stepSeq: number, owner: string, leaseMs: number, ready?: () => Promise<boolean>): Promise<TakenStep | null | 'held'> {
     const client = await this.pool.connect();
-    let rows: (Row & { leased: boolean; previousState: AttemptState; previousOwner: string | null })[];
+    let rows: TakeRow[];
     let sentAt = performance.now();
     try {
       if (ready && !(await ready())) return 'held';
       sentAt = performance.now();
       const values = [orderId, stepSeq, owner, leaseMs];
-      ({ rows } = await client.query<Row & { leased: boolean; previousState: AttemptState; previousOwner: string | null }>(this.viaFunctions ? callOf(TAKE_STEP_FN, values) : prepared(TAKE_STEP_SQL, values)));
+      ({ rows } = await client.query<TakeRow>(this.viaFunctions ? callOf(TAKE_STEP_FN, values) : prepared(TAKE_STEP_SQL, values)));
     } finally {
       client.release();
     }
     const row = rows[0];
     if (!row) return null;
     const { leased, previousState, previousOwner, ...rest } = row;
-    return { ...split(rest), leased, previousState, previousOwner, sentAt };
+    return { ...split<StepOrder>(rest), leased, previousState, previousOwner, sentAt };
   }
 
   /**
@@ -304,9 +306,9 @@ export function noteSets(note: AttemptNote, params: unknown[]): { sets: string; 
   return { sets: sets.join(', '), params };
 }
 
-function split(row: Row): CurrentStep {
+function split<O extends StepOrder = OrderRow>(row: O & { attempt: Record<string, unknown>; dbNow: Date }): CurrentStep<O> {
   const { attempt, dbNow, ...order } = row;
-  return { order: order as OrderRow, attempt: reviveAttempt(attempt), clock: new DbClock(dbNow) };
+  return { order: order as unknown as O, attempt: reviveAttempt(attempt), clock: new DbClock(dbNow) };
 }
 
 /** row_to_json turns timestamps into text: bring them back to Dates. */

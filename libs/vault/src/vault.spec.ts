@@ -22,6 +22,14 @@ describe('invariant 7: card secrets are AES-256-GCM with a key id', () => {
     expect(a.equals(b)).toBe(false);
   });
 
+  it('never uses a nonce twice, across the batches nonces are drawn in (and each seal still opens)', () => {
+    const vault = new Vault([current]);
+    const sealed = Array.from({ length: 1_000 }, (_, i) => vault.seal(`CODE-${i}`, `ctx-${i}`));
+    const nonces = new Set(sealed.map((s) => s.blob.subarray(1, 13).toString('hex')));
+    expect(nonces.size).toBe(1_000);
+    expect(sealed.map((s, i) => vault.open(s, `ctx-${i}`))).toEqual(Array.from({ length: 1_000 }, (_, i) => `CODE-${i}`));
+  });
+
   it('opens cards sealed under an older key still listed (rotation)', () => {
     const sealedByOld = new Vault([old]).seal('OLD-CODE', 'ctx');
     expect(new Vault([current, old]).open(sealedByOld, 'ctx')).toBe('OLD-CODE');

@@ -7,7 +7,7 @@ import type { OrderStep } from '@cardpull/db';
 import { Vault, sealCardField } from '@cardpull/vault';
 import { type CardRole, PartnerCircuit, RetentionRepository, StepsRepository, TransitionsRepository } from '@cardpull/orders';
 import { cardAnswer, type Decision } from './decision';
-import type { AttemptRow, OrderRow } from '@cardpull/orders';
+import type { AttemptRow, StepOrder } from '@cardpull/orders';
 
 /** What the job that ran a step must do next with the queue. Delays are relative: no worker's clock is written. */
 export type StepResult = (
@@ -42,7 +42,7 @@ export class DecisionApplier {
     @Optional() private readonly metrics?: OrderMetrics,
   ) {}
 
-  async apply(order: OrderRow, attempt: AttemptRow, d: Decision, actor = this.actor): Promise<StepResult> {
+  async apply(order: StepOrder, attempt: AttemptRow, d: Decision, actor = this.actor): Promise<StepResult> {
     if (d.kind !== 'store_card' && d.circuit) await this.circuit.open(d.circuit.code, d.circuit.message);
     switch (d.kind) {
       case 'store_card':
@@ -55,7 +55,7 @@ export class DecisionApplier {
     }
   }
 
-  private async transition(order: OrderRow, attempt: AttemptRow, d: Extract<Decision, { kind: 'transition' }>, actor: string): Promise<StepResult> {
+  private async transition(order: StepOrder, attempt: AttemptRow, d: Extract<Decision, { kind: 'transition' }>, actor: string): Promise<StepResult> {
     const result = await this.transitions.transition({
       orderId: order.id,
       stepSeq: order.stepSeq,
@@ -84,7 +84,7 @@ export class DecisionApplier {
    * card), and the order asked about goes on as `then` says (needs attention, its own ID asked again). Not
    * ours: stored on the order asked about, as a mismatch naming the other ID (invariant 3: never dropped).
    */
-  private async storeOtherIdsCard(order: OrderRow, attempt: AttemptRow, d: Extract<Decision, { kind: 'store_card' }>, other: { requestId: string; then: Decision }, actor: string): Promise<StepResult> {
+  private async storeOtherIdsCard(order: StepOrder, attempt: AttemptRow, d: Extract<Decision, { kind: 'store_card' }>, other: { requestId: string; then: Decision }, actor: string): Promise<StepResult> {
     const owner = await this.steps.byRequestId(other.requestId);
     if (!owner) return this.storeCard(order, attempt, d, actor);
     const stored = await this.apply(owner.order, owner.attempt, cardAnswer(owner.order, d.card, 'success'), actor);
@@ -93,7 +93,7 @@ export class DecisionApplier {
   }
 
   /** Invariant 3: seal the card (code and PIN) and store it with what it does to its order, in one statement. */
-  private async storeCard(order: OrderRow, attempt: AttemptRow, d: Extract<Decision, { kind: 'store_card' }>, actor: string): Promise<StepResult> {
+  private async storeCard(order: StepOrder, attempt: AttemptRow, d: Extract<Decision, { kind: 'store_card' }>, actor: string): Promise<StepResult> {
     const { card } = d;
     const id = randomUUID();
     const sealing = { id, orderId: order.id };

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { PinoLogger } from 'nestjs-pino';
 import { PartnerClient, type CallPermit } from '@cardpull/partner-client';
-import type { AttemptRow, DbClock, OrderRow } from '@cardpull/orders';
+import type { AttemptRow, DbClock, StepOrder } from '@cardpull/orders';
 import { decide, interruptedMessage, type Answer, type Decision, type Sent } from './decision';
 import { DecisionApplier, type StepResult } from './decision-applier.service';
 
@@ -30,14 +31,14 @@ export class PartnerAsk {
    * counts only time the partner itself saw go by); a send as of its answer. `stop`: the send's lease
    * could not be renewed (LeaseKeeper): the call stops before it runs out.
    */
-  async ask(order: OrderRow, attempt: AttemptRow, sent: Sent, clock: DbClock, permit?: CallPermit, opts: { reconciling?: boolean; actor?: string; stop?: AbortSignal } = {}): Promise<Asked> {
+  async ask(order: StepOrder, attempt: AttemptRow, sent: Sent, clock: DbClock, permit?: CallPermit, opts: { reconciling?: boolean; actor?: string; stop?: AbortSignal } = {}): Promise<Asked> {
     const sentAt = clock.now();
     const answer = await this.call(order, attempt, sent, permit, opts.stop);
     return this.settle(order, attempt, sent, answer, sent === 'async_poll' ? sentAt : clock.now(), opts);
   }
 
   /** What `answer` means for the attempt as it was before the call (decide), applied (DecisionApplier). */
-  async settle(order: OrderRow, attempt: AttemptRow, sent: Sent, answer: Answer, now: number, opts: { reconciling?: boolean; actor?: string } = {}): Promise<Asked> {
+  async settle(order: StepOrder, attempt: AttemptRow, sent: Sent, answer: Answer, now: number, opts: { reconciling?: boolean; actor?: string } = {}): Promise<Asked> {
     const decision = decide({ order, attempt, sent, answer, now, timings: this.applier.config, ...(opts.reconciling ? { reconciling: true } : {}) });
     const result = await this.applier.apply(order, attempt, decision, opts.actor);
     this.logAnswer(order, attempt, sent, answer, decision, result, opts.reconciling === true);
@@ -49,8 +50,11 @@ export class PartnerAsk {
    * expected answer (a timeout, a 5xx, a reset, a 429, "come back later", an unreadable body) is part of the
    * partner's life, never a stack. Our own failures are thrown and logged, with their stack, by the processor.
    */
-  private logAnswer(order: OrderRow, attempt: AttemptRow, sent: Sent, answer: Answer, decision: Decision, result: StepResult, reconciling: boolean): void {
+  private logAnswer(order: StepOrder, attempt: AttemptRow, sent: Sent, answer: Answer, decision: Decision, result: StepResult, reconciling: boolean): void {
     const facts = answerFacts(answer, decision);
+    const loudness = facts.answer === 'success' && decision.kind !== 'store_card' ? 'pending' : facts.answer === 'unknown' && facts.classification === 'in_progress' ? 'in_progress' : facts.answer;
+    // One line per answer, so it is not even built when its level is off (LOG_LEVEL).
+    if (!isLogged(LEVEL[loudness])) return;
     // An ID the reconciler asks and leaves as it was is asked again at its next pass, not by a step.
     const byReconciler = reconciling && result.kind === 'delay';
     const next = byReconciler ? null : result.kind === 'next' ? result.step : result.kind === 'delay' ? sent : null;
@@ -71,11 +75,10 @@ export class PartnerAsk {
     const said = `${facts.classification}${facts.httpStatus !== undefined ? ` (HTTP ${facts.httpStatus})` : ''}`;
     const then = byReconciler ? 'the reconciler’s next pass' : nextAskInMs === null ? (result.kind === 'done' ? result.reason : 'done') : `${next} in ${(nextAskInMs / 1000).toFixed(1)} s`;
     const message = `partner answer to ${sent} of request ID ${attempt.requestId}: ${said} -> ${decision.rule}; next: ${then}`;
-    const loudness = facts.answer === 'success' && decision.kind !== 'store_card' ? 'pending' : facts.answer === 'unknown' && facts.classification === 'in_progress' ? 'in_progress' : facts.answer;
     this.log[LEVEL[loudness]](line, message);
   }
 
-  private call(order: OrderRow, attempt: AttemptRow, sent: Sent, permit?: CallPermit, stop?: AbortSignal): Promise<Answer> {
+  private call(order: StepOrder, attempt: AttemptRow, sent: Sent, permit?: CallPermit, stop?: AbortSignal): Promise<Answer> {
     switch (sent) {
       case 'sync_call':
         return this.partner.createCard(attempt.requestId, order.giftCardCode, order.amount, permit, stop);
@@ -104,6 +107,14 @@ const LEVEL = {
   unknown: 'warn',
   interrupted: 'warn',
 } as const satisfies Record<Answer['kind'] | 'pending' | 'in_progress', 'debug' | 'log' | 'warn'>;
+
+const PINO_LEVEL = { debug: 'debug', log: 'info', warn: 'warn' } as const;
+
+/** Whether a line at this Nest level is written (pino's root logger decides; without one, say yes). */
+function isLogged(level: 'debug' | 'log' | 'warn'): boolean {
+  const root = PinoLogger.root as PinoLogger['logger'] | undefined;
+  return root ? root.isLevelEnabled(PINO_LEVEL[level]) : true;
+}
 
 /** What the partner said, as the log line names it: never a card's code or PIN, never a body. */
 function answerFacts(answer: Answer, decision: Decision): { answer: Answer['kind']; classification: string; httpStatus?: number; code?: string; retryAfterMs?: number; message?: string } {

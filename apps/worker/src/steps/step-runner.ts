@@ -4,7 +4,7 @@ import { CALL_GATE, isHeldBack, type CallGate, type CallKind, type CallPermit } 
 import type { OrderJobData } from '@cardpull/queue';
 import { decideResume } from './decision';
 import { DecisionApplier, type StepResult } from './decision-applier.service';
-import type { AttemptRow, DbClock, OrderRow } from '@cardpull/orders';
+import type { AttemptRow, DbClock, StepOrder } from '@cardpull/orders';
 import { PartnerConditions } from './partner-conditions';
 import { PartnerAsk } from './partner-ask.service';
 import { isSendStep, ORDER_STEPS, StepsRepository, type TakenStep } from '@cardpull/orders';
@@ -127,7 +127,7 @@ export class StepRunner {
   }
 
   /** GET /pull_requests/:request_id. A poll that learns nothing writes nothing but notes: the job re-delays itself. */
-  private async poll(order: OrderRow, attempt: AttemptRow, clock: DbClock): Promise<StepResult> {
+  private async poll(order: StepOrder, attempt: AttemptRow, clock: DbClock): Promise<StepResult> {
     // The poll is judged as of when it was sent: a run of 404s counts only the time the partner itself saw
     // go by (from the first 404, recorded after it came, to this GET's sending), however slowly this
     // answer was processed (PULL_REQUEST_SETTLE_MS is then never shortened by our own latency).
