@@ -22,6 +22,8 @@ import {
  */
 describe('Invariants 2 and 3: a worker killed after the partner issued the card, before storing it, loses no card and mints no new request ID', () => {
   const stack = useStack({ worker: false, beforeClose: stopAllProcesses });
+  // Each case's workers end with it: a worker left over from a failed case would take the next one's order.
+  afterEach(stopAllProcesses);
 
   it.each([
     ['sync', 'cards'],
@@ -52,9 +54,12 @@ describe('Invariants 2 and 3: a worker killed after the partner issued the card,
     expect(db.cards.filter((c) => c.order_id === order.id)).toEqual([{ order_id: order.id, request_id: requestId, partner_card_id: issued.id }]);
 
     // The first worker died mid-call (the second one recorded the interruption), not after its own timeout.
+    // The second one's own sends may time out after it (PARTNER_TIMEOUT_MS is 1 s here: a loaded machine):
+    // more of the same request ID's unknown outcomes, recorded by it, never by the first.
     const events = db.events.filter((e) => e.order_id === order.id);
     const unknown = events.filter((e) => e.type === 'outcome_unknown');
-    expect(unknown.map((e) => [e.detail?.reason, pidOfActor(e.actor)])).toEqual([['interrupted', second.pid]]);
+    expect(unknown.map((e) => [e.detail?.reason, pidOfActor(e.actor)])[0]).toEqual(['interrupted', second.pid]);
+    expect(unknown.filter((e) => pidOfActor(e.actor) !== second.pid)).toEqual([]);
     // The interrupted call is named by the lease owner that made it: the first worker.
     expect(pidOfActor(/\((worker:[^)]+)\)/.exec(String(unknown[0]!.detail?.message))?.[1] ?? '')).toBe(first.pid);
     expect(pidOfActor(events.find((e) => e.type === 'completed')!.actor)).toBe(second.pid);
