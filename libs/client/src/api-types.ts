@@ -222,6 +222,7 @@ export const API_ERROR_STATUS = {
   too_many_attempts: 429,
   too_many_requests: 429,
   internal_error: 500,
+  database_unavailable: 503,
   partner_unavailable: 503,
 } as const;
 

@@ -103,6 +103,9 @@ export class InternalError extends CardpullError {
 export class PartnerUnavailableError extends CardpullError {
   declare readonly code: 'partner_unavailable';
 }
+export class DatabaseUnavailableError extends CardpullError {
+  declare readonly code: 'database_unavailable';
+}
 
 type ErrorClass<C extends string> = new (init: CardpullErrorInit) => CardpullError & { readonly code: C };
 
@@ -128,6 +131,7 @@ export const ERROR_CLASSES: { readonly [C in ApiErrorCode]: ErrorClass<C> } = {
   too_many_requests: TooManyRequestsError,
   internal_error: InternalError,
   partner_unavailable: PartnerUnavailableError,
+  database_unavailable: DatabaseUnavailableError,
 };
 
 /**

@@ -25,6 +25,24 @@ function fastifyErrorBody(error: FastifyError): { httpStatus: number; body: Erro
   return null;
 }
 
+/** Seconds a caller is told to wait after a database_unavailable answer. */
+const DATABASE_RETRY_AFTER_S = 1;
+
+/**
+ * The database could not be used at all for this request: no connection of the pool within its wait
+ * (pg-pool's "timeout exceeded when trying to connect": every connection busy, the service overloaded), or
+ * none could be opened (refused, reset while connecting, the server shutting down). No statement ran, so
+ * nothing was done: the answer is a 503 the caller may retry (the client library does, with the same
+ * Idempotency-Key), not a 500 that reads as our bug. Errors of a statement that did run stay 500s.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (error.message === 'timeout exceeded when trying to connect' || error.message === 'Connection terminated due to connection timeout') return true;
+  const code = (error as { code?: unknown }).code;
+  // 57P01-57P03: the server is shutting down or starting; ECONNREFUSED: nothing listens.
+  return code === 'ECONNREFUSED' || code === '57P01' || code === '57P02' || code === '57P03';
+}
+
 /**
  * Every error leaves as the envelope, also Fastify's own (Nest routes them here); an unexpected one as a
  * 500 with no detail (the detail goes to the log with the request's correlation id).
@@ -36,7 +54,11 @@ export class EnvelopeExceptionFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const { httpStatus, body } = this.toEnvelope(exception);
-    if (httpStatus >= 500) this.log.error({ err: exception }, 'unhandled error');
+    if (isDatabaseUnavailable(exception)) {
+      // An overload or an outage, not a bug: one line, no stack (the metrics and health show the rest).
+      this.log.warn({ cause: (exception as Error).message }, 'database unavailable: answered 503');
+      void reply.header('retry-after', String(DATABASE_RETRY_AFTER_S));
+    } else if (httpStatus >= 500) this.log.error({ err: exception }, 'unhandled error');
     void reply.status(httpStatus).header('content-type', 'application/json; charset=utf-8').send(body);
   }
 
@@ -55,6 +77,9 @@ export class EnvelopeExceptionFilter implements ExceptionFilter {
     }
     const fastify = exception && typeof exception === 'object' ? fastifyErrorBody(exception as FastifyError) : null;
     if (fastify) return fastify;
+    if (isDatabaseUnavailable(exception)) {
+      return { httpStatus: 503, body: envelope(503, 'database_unavailable', `The service is busy or its database cannot be reached (${(exception as Error).message}); nothing was done: try again in ${DATABASE_RETRY_AFTER_S} s`) };
+    }
     return { httpStatus: 500, body: envelope(500, 'internal_error', 'Internal error; see the service log for this correlation id') };
   }
 }

@@ -80,6 +80,11 @@ export const API_ERRORS = {
     example: 'callback_url host 10.1.2.3 is a loopback, private or link-local address',
   },
   internal_error: { status: 500, when: 'An unexpected error; the detail is in the service log under the correlation id (X-Correlation-Id)', example: 'Internal error; see the service log for this correlation id' },
+  database_unavailable: {
+    status: 503,
+    when: 'Our database gave no connection in time (the service is overloaded) or cannot be reached. Nothing was done: try again after Retry-After, with the same Idempotency-Key for a creation',
+    example: 'The service is busy (no database connection within 5 s); nothing was done: try again in 1 s',
+  },
   partner_unavailable: {
     status: 503,
     when: 'The partner did not answer and nothing is cached yet (balance, inventories); try again shortly',
@@ -90,7 +95,7 @@ export const API_ERRORS = {
 export type ApiErrorCode = keyof typeof API_ERRORS;
 
 /** Errors every authenticated route can answer. */
-export const AUTH_ERRORS: readonly ApiErrorCode[] = ['unauthorized', 'forbidden', 'too_many_attempts', 'too_many_requests', 'internal_error'];
+export const AUTH_ERRORS: readonly ApiErrorCode[] = ['unauthorized', 'forbidden', 'too_many_attempts', 'too_many_requests', 'internal_error', 'database_unavailable'];
 
 /**
  * Documents the error answers of a route: one response per status, each code an example of the envelope
