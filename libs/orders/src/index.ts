@@ -9,6 +9,7 @@ export * from './orders.repository';
 export * from './db-clock';
 export * from './transitions.repository';
 export * from './steps.repository';
+export * from './attempt-note';
 export * from './timings';
 export * from './order-view';
 export * from './callbacks';

@@ -7,6 +7,7 @@ import { prepared } from './prepared';
 import { ORDER_RESULT, callOf, type ServerFunction } from './server-functions';
 import { SEND_STEPS_SQL } from './order-steps';
 import { mayYieldCardSql } from './attempt-facts';
+import { noteSets, type AttemptNote } from './attempt-note';
 
 export interface CurrentStep<O extends StepOrder = OrderRow> {
   order: O;
@@ -35,22 +36,6 @@ export interface TakenStep extends CurrentStep<StepOrder> {
 export interface HeldLease {
   orderId: string;
   owner: string;
-}
-
-/**
- * Changes to an attempt (what a partner answer taught about it). `unknownSince`: 'start' starts the
- * unknown-outcome window now unless it runs, 'restart' starts it again (an operator's re-drive), a Date
- * is its start when none was recorded (an interrupted call counts from when it was sent).
- * `notFoundSince`: 'start' the first 404 of a run (kept if one runs), 'clear' the partner showed it.
- */
-export interface AttemptNote {
-  partnerStatus?: string | null;
-  error?: { code: string; message: string } | null;
-  state?: AttemptState;
-  unknownSince?: 'start' | 'restart' | Date;
-  notFoundSince?: 'start' | 'clear';
-  /** An operator's declaration that the ID is dead (invariant 2): who; when is now. Only OperatorActions sets it. */
-  declaredDeadBy?: string;
 }
 
 type Row = OrderRow & { attempt: Record<string, unknown>; dbNow: Date };
@@ -285,25 +270,6 @@ export class StepsRepository {
     const { sets, params } = noteSets(note, [requestId]);
     await this.pool.query(prepared(`UPDATE attempts SET ${sets} WHERE request_id = $1`, params));
   }
-}
-
-/** SET clauses of an attempt note, times by the database's clock. */
-export function noteSets(note: AttemptNote, params: unknown[]): { sets: string; params: unknown[] } {
-  const p = (value: unknown) => {
-    params.push(value);
-    return `$${params.length}`;
-  };
-  const sets = ['updated_at = now()'];
-  if (note.state) sets.push(`state = ${p(note.state)}::"AttemptState"`);
-  if (note.partnerStatus !== undefined) sets.push(`partner_status = ${p(note.partnerStatus)}`);
-  if (note.error !== undefined) sets.push(`error_code = ${p(note.error?.code ?? null)}`, `error_message = ${p(note.error?.message ?? null)}`);
-  if (note.unknownSince === 'start') sets.push('unknown_since = COALESCE(unknown_since, now())');
-  else if (note.unknownSince === 'restart') sets.push('unknown_since = now()');
-  else if (note.unknownSince instanceof Date) sets.push(`unknown_since = COALESCE(unknown_since, ${p(note.unknownSince)}::timestamptz)`);
-  if (note.notFoundSince === 'start') sets.push('not_found_since = COALESCE(not_found_since, now())');
-  else if (note.notFoundSince === 'clear') sets.push('not_found_since = NULL');
-  if (note.declaredDeadBy) sets.push('declared_dead_at = now()', `declared_dead_by = ${p(note.declaredDeadBy)}`);
-  return { sets: sets.join(', '), params };
 }
 
 function split<O extends StepOrder = OrderRow>(row: O & { attempt: Record<string, unknown>; dbNow: Date }): CurrentStep<O> {

@@ -5,7 +5,7 @@ import type { CardRow } from './order.types';
 import { newRequestId } from './ids';
 import { prepared } from './prepared';
 import { callOf, type ServerFunction } from './server-functions';
-import { noteSets, type AttemptNote } from './steps.repository';
+import { noteSets, type AttemptNote } from './attempt-note';
 
 /** A card as the store receives it (its order and time come from the statement). */
 /** A card as it is stored: code, PIN and PDF link sealed (the clear pdf_url column is never written any more). */
