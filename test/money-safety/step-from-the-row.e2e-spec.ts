@@ -1,5 +1,6 @@
-import { OrderQueue } from '@cardpull/orders';
-import { JOBS, orderStepJobId } from '@cardpull/queue';
+import { getQueueToken } from '@nestjs/bullmq';
+import type { Queue } from 'bullmq';
+import { JOBS, ORDERS_QUEUE, orderStepJobId } from '@cardpull/queue';
 import { expectInvariants } from '@cardpull/testing';
 import { insertOrder, useStack, waitForOrder } from '../support/stack';
 
@@ -19,7 +20,7 @@ describe('the step is decided by the order’s row, not by the job’s name', ()
     try {
       ({ id, requestId } = await insertOrder(stack, { giftCardCode: 'FAST-FREE', amount: 4100 + name.length, mode: 'async' }));
       // As an operator (or a bug) could through the dashboard: the order's job, under its fixed id, with the wrong name.
-      const queue = stack.api!.get(OrderQueue).queue;
+      const queue = stack.api!.get<Queue>(getQueueToken(ORDERS_QUEUE));
       await queue.add(name as never, { orderId: id, stepSeq: 1 }, { ...JOBS.sync_call.options, jobId: orderStepJobId(id, 1) });
     } finally {
       await stack.startWorker();

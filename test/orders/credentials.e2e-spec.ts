@@ -31,7 +31,7 @@ describe('credential failures open the partner circuit; orders resume when fixed
       const circuit = (await pg.query('SELECT last_error_code FROM partner_circuit')).rows[0];
       expect(circuit.last_error_code).toBe(code);
       expect(await api.redis.client.exists(`${api.env.REDIS_PREFIX}:orders:meta`)).toBe(1);
-      expect(await broken.worker!.get((await import('@cardpull/orders')).OrderQueue).queue.isPaused()).toBe(true);
+      expect(await broken.worker!.get((await import('@cardpull/orders')).OrderQueue).isPaused()).toBe(true);
       expect(broken.logs.text).toContain('partner_credentials_refused');
       await new Promise((r) => setTimeout(r, 600));
       for (const o of orders) {

@@ -2,7 +2,8 @@ import { Queue, Worker } from 'bullmq';
 import Redis from 'ioredis';
 import { createTestRedis, type TestRedis } from '@cardpull/testing';
 import { ORDERS_QUEUE, orderStepJobId, type OrderJobData } from '@cardpull/queue';
-import { AGED_PRIORITY, BACKGROUND_PRIORITY, OrderQueue } from './order-queue.service';
+import { OrderQueue } from './order-queue.service';
+import { AGED_PRIORITY, BACKGROUND_PRIORITY } from './queue-priorities';
 import { PollAging } from './poll-aging';
 
 /**

@@ -6,7 +6,9 @@ import type { OrderStep } from '@cardpull/db';
 import { currentTraceparent, withTimeout } from '@cardpull/platform';
 import { ORDERS_QUEUE, jobOf, orderStepJobId, type OrderJobData, type OrderJobName } from '@cardpull/queue';
 import type { ScheduledStep } from './order.types';
-import { liveJobIds } from './queue-repair';
+import { OwnedQueue } from './owned-queue';
+import { PollAging } from './poll-aging';
+import { BACKGROUND_PRIORITY } from './queue-priorities';
 import { FairShare } from './fair-share';
 import { isBackgroundStep, isSendStep } from './order-steps';
 import { TurnBatch } from './turn-batch';
@@ -18,20 +20,6 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const STEPS_ARE_JOBS: Same<OrderStep, OrderJobName> = true;
 void STEPS_ARE_JOBS;
 
-
-/**
- * Polls of pull requests and funds/stock re-checks (the `background` steps of ORDER_STEPS) wait behind partner calls: BullMQ takes a job without a
- * priority before any prioritized one. With thousands of async orders pending, their due polls would
- * otherwise stand in line before every new sync order (whose caller may be waiting on ?wait=) and every
- * async creation (docs/BENCHMARKS.md, scale). A poll that waits a little longer changes nothing: the pull
- * request is still there, and the unknown-outcome window counts from the partner call, not from the poll.
- */
-export const BACKGROUND_PRIORITY = 1_000;
-/**
- * A poll or re-check that has waited PARTNER_POLL_MAX_YIELD_MS in the queue (poll-aging.ts): before every
- * creation but a client's first (fair-share.ts), so new orders hold a poll back for a bounded time only.
- */
-export const AGED_PRIORITY = 1;
 
 /** At most this many steps written in one go (a batch is flushed earlier at the end of the event-loop turn). */
 const MAX_SCHEDULE_BATCH = 64;
@@ -53,16 +41,17 @@ interface Waiting {
  * together, one add each; the fixed job ids keep every add idempotent.
  */
 @Injectable()
-export class OrderQueue {
+export class OrderQueue extends OwnedQueue<OrderJobData> {
   private readonly log = new Logger(OrderQueue.name);
   private lastRedisError = 0;
   private readonly fair: FairShare;
   private readonly batch = new TurnBatch<Waiting>(MAX_SCHEDULE_BATCH, (waiting) => this.flush(waiting), MAX_SCHEDULES_IN_FLIGHT);
 
   constructor(
-    @InjectQueue(ORDERS_QUEUE) readonly queue: Queue<OrderJobData>,
+    @InjectQueue(ORDERS_QUEUE) queue: Queue<OrderJobData>,
     @Optional() @Inject(SERVICE_CONFIG) config?: Pick<ServiceConfig, 'CLIENT_WEIGHTS'>,
   ) {
+    super(queue);
     this.fair = new FairShare(Date.now, config?.CLIENT_WEIGHTS);
     // Without a listener BullMQ prints every reconnection error; one warning per 10 s says enough.
     queue.on('error', (err) => {
@@ -111,9 +100,22 @@ export class OrderQueue {
     }
   }
 
-  /** Ids of every job that will still run (see queue-repair.ts). */
-  liveJobIds(): Promise<Set<string>> {
-    return liveJobIds(this.queue);
+  /** Stops workers taking order steps, fleet-wide (the partner circuit while it is open). */
+  async pause(): Promise<void> {
+    await this.queue.pause();
+  }
+
+  async resume(): Promise<void> {
+    await this.queue.resume();
+  }
+
+  isPaused(): Promise<boolean> {
+    return this.queue.isPaused();
+  }
+
+  /** The poll ager of this queue (poll-aging.ts): moves polls that waited too long ahead of creations. */
+  pollAging(maxYieldMs: number, now: () => number, maxAhead: number): PollAging {
+    return new PollAging(this.queue, maxYieldMs, now, maxAhead);
   }
 
   private single(step: ScheduledStep) {

@@ -1,5 +1,6 @@
-import { BullModule } from '@nestjs/bullmq';
+import { BullModule, getQueueToken } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
+import type { Queue } from 'bullmq';
 import { CALLBACKS_QUEUE, ORDERS_QUEUE } from '@cardpull/queue';
 import { AfterCommit } from './after-commit';
 import { CallbackQueue, CallbacksRepository } from './callbacks';
@@ -19,6 +20,12 @@ import { PartnerSnapshots } from './partner/partner-snapshots';
 import { PartnerStateRepository } from './partner/partner-state.repository';
 import { StepsRepository } from './steps.repository';
 import { TransitionsRepository } from './transitions.repository';
+
+/**
+ * The raw BullMQ queues, for the job dashboard only (bull-board drives them itself): every other user goes
+ * through OrderQueue's and CallbackQueue's verbs.
+ */
+export const OPERATOR_QUEUES = Symbol('OPERATOR_QUEUES');
 
 const PROVIDERS = [
   OrdersRepository,
@@ -40,6 +47,7 @@ const PROVIDERS = [
   PartnerSnapshots,
   CatalogRepository,
   CatalogSource,
+  { provide: OPERATOR_QUEUES, useFactory: (orders: Queue, callbacks: Queue) => [orders, callbacks], inject: [getQueueToken(ORDERS_QUEUE), getQueueToken(CALLBACKS_QUEUE)] },
 ];
 
 /**

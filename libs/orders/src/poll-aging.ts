@@ -1,5 +1,5 @@
 import { Job, type Queue } from 'bullmq';
-import { AGED_PRIORITY, BACKGROUND_PRIORITY } from './order-queue.service';
+import { AGED_PRIORITY, BACKGROUND_PRIORITY } from './queue-priorities';
 
 /** At most this many moved polls wait ahead of creations at once, whatever the limits. */
 const MAX_AHEAD = 500;

@@ -2,7 +2,8 @@ import { Inject, Module, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
-import { CallbackQueue, OrderQueue, OrdersCoreModule } from '@cardpull/orders';
+import type { Queue } from 'bullmq';
+import { OPERATOR_QUEUES, OrdersCoreModule } from '@cardpull/orders';
 import { CatalogModule } from '../catalog/catalog.module';
 import { AdminAuthController } from './auth/admin-auth.controller';
 import { installAdminGuard } from './auth/admin-guard';
@@ -37,8 +38,7 @@ export class AdminModule implements OnModuleInit {
     private readonly adapterHost: HttpAdapterHost,
     private readonly sessions: AdminSessions,
     private readonly revoked: RevokedSessionsRepository,
-    private readonly orderQueue: OrderQueue,
-    private readonly callbackQueue: CallbackQueue,
+    @Inject(OPERATOR_QUEUES) private readonly queues: Queue[],
   ) {}
 
   /** Fastify-level pieces, added before the server is ready: the guard first, so the dashboard inherits it. */
@@ -46,6 +46,6 @@ export class AdminModule implements OnModuleInit {
     const instance = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
     if (!instance) return; // an application context without HTTP (nothing to guard)
     installAdminGuard(instance, this.sessions, this.revoked);
-    mountJobDashboard(instance, [this.orderQueue.queue, this.callbackQueue.queue], this.sessions, this.config.ADMIN_READ_ONLY);
+    mountJobDashboard(instance, this.queues, this.sessions, this.config.ADMIN_READ_ONLY);
   }
 }

@@ -42,7 +42,7 @@ export class PollAger extends PeriodicTask<number> {
     queue: OrderQueue,
   ) {
     super();
-    this.aging = new PollAging(queue.queue, config.PARTNER_POLL_MAX_YIELD_MS, Date.now, agedBudget(config));
+    this.aging = queue.pollAging(config.PARTNER_POLL_MAX_YIELD_MS, Date.now, agedBudget(config));
   }
 
   protected intervalMs(): number {

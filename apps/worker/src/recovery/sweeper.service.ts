@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
-import { CallbackQueue, CallbacksRepository, OrderQueue, PartnerCircuit, StepsRepository, removeLeftovers } from '@cardpull/orders';
+import { CallbackQueue, CallbacksRepository, OrderQueue, PartnerCircuit, StepsRepository } from '@cardpull/orders';
 import { callbackJobId, orderStepJobId } from '@cardpull/queue';
 import { PeriodicTask } from './periodic-task';
 
@@ -56,13 +56,13 @@ export class Sweeper extends PeriodicTask<SweepReport> {
     const missing = notLive.filter((s) => due.has(s.orderId));
     // A job id that is not live may still have its hash (a list lost without it, a finished job kept):
     // BullMQ would take the re-add for a duplicate and drop it. Remove the leftover first.
-    await removeLeftovers(this.queue.queue, missing.map((m) => orderStepJobId(m.orderId, m.stepSeq)));
+    await this.queue.removeLeftovers(missing.map((m) => orderStepJobId(m.orderId, m.stepSeq)));
     if (missing.length) await this.queue.scheduleMany(missing.map((m) => ({ ...m, trace: due.get(m.orderId) ?? null })));
     // The callback outbox the same way (Postgres first, then Redis): every pending event has a delivery job.
     const pendingCallbacks = await this.callbacks.pending();
     const liveCallbacks = await this.callbackQueue.liveJobIds();
     const lostCallbacks = pendingCallbacks.filter((e) => !liveCallbacks.has(callbackJobId(e.id)));
-    await removeLeftovers(this.callbackQueue.queue, lostCallbacks.map((e) => callbackJobId(e.id)));
+    await this.callbackQueue.removeLeftovers(lostCallbacks.map((e) => callbackJobId(e.id)));
     await this.callbackQueue.enqueue(lostCallbacks.map((e) => ({ id: e.id, delayMs: e.delayMs })));
     if (missing.length || lostCallbacks.length) {
       this.log.warn(

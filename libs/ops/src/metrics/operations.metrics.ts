@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { Gauge, type Registry } from 'prom-client';
+import type { JobType } from 'bullmq';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { CallbackQueue, ORDER_STATUSES, OperationsRepository, OrderQueue, type MoneyInDoubt } from '@cardpull/orders';
 import { PartnerStatus } from '../partner-status/partner-status.service';
@@ -11,7 +12,7 @@ const SOURCE_TIMEOUT_MS = 2_000;
 
 /** Statuses that are neither terminal nor parked for an operator: they have a scheduled next step. */
 const NOT_OPEN = new Set(['completed', 'failed', 'needs_attention']);
-const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed', 'prioritized'] as const;
+const QUEUE_STATES: JobType[] = ['waiting', 'active', 'delayed', 'failed', 'prioritized'];
 
 interface OperationsSnapshot {
   /** Count and oldest created_at per order status (null when Postgres did not answer). */
@@ -242,10 +243,10 @@ export class OperationsMetrics implements OnModuleInit {
       this.source('money in doubt', () => this.reads.moneyInDoubt()),
       Promise.all(
         [
-          { queue: 'orders', q: this.orderQueue.queue },
-          { queue: 'callbacks', q: this.callbackQueue.queue },
+          { queue: 'orders', q: this.orderQueue },
+          { queue: 'callbacks', q: this.callbackQueue },
         ].map(async ({ queue, q }) => {
-          const read = await this.source(`${queue} queue`, async () => ({ counts: await q.getJobCounts(...QUEUE_STATES), paused: await q.isPaused() }));
+          const read = await this.source(`${queue} queue`, () => q.counts(QUEUE_STATES));
           return read ? { queue, ...read } : null;
         }),
       ),

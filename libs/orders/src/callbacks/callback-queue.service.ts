@@ -2,14 +2,15 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { CALLBACKS_QUEUE, callbackJobId, jobOf, type CallbackJobData } from '@cardpull/queue';
-import { liveJobIds } from '../queue-repair';
+import { OwnedQueue } from '../owned-queue';
 
 /** Enqueues callback deliveries after their event is committed; a failure is only logged (the sweeper retries). */
 @Injectable()
-export class CallbackQueue {
+export class CallbackQueue extends OwnedQueue<CallbackJobData> {
   private readonly log = new Logger(CallbackQueue.name);
 
-  constructor(@InjectQueue(CALLBACKS_QUEUE) readonly queue: Queue<CallbackJobData>) {
+  constructor(@InjectQueue(CALLBACKS_QUEUE) queue: Queue<CallbackJobData>) {
+    super(queue);
     queue.on('error', () => undefined); // the orders queue already reports an unreachable Redis
   }
 
@@ -23,9 +24,5 @@ export class CallbackQueue {
     } catch (error) {
       this.log.warn({ err: (error as Error).message, events: events.length }, 'could not enqueue callbacks; the sweeper will');
     }
-  }
-
-  liveJobIds(): Promise<Set<string>> {
-    return liveJobIds(this.queue);
   }
 }

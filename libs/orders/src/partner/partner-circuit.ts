@@ -26,12 +26,12 @@ export class PartnerCircuit {
           'Check PARTNER_API_KEY, PARTNER_IDENTIFIER, PARTNER_SHARED_KEY, PARTNER_SIGNATURE_FORM and the clock; orders resume once the probe succeeds.',
       );
     }
-    await this.orders.queue.pause().catch((e: Error) => this.log.warn({ err: e.message }, 'could not pause the orders queue'));
+    await this.orders.pause().catch((e: Error) => this.log.warn({ err: e.message }, 'could not pause the orders queue'));
   }
 
   async close(): Promise<boolean> {
     const closed = await this.stored.closeCircuit();
-    await this.orders.queue.resume();
+    await this.orders.resume();
     if (closed) this.log.log('the partner accepts our credentials again: partner calls resume');
     return closed;
   }
@@ -47,9 +47,9 @@ export class PartnerCircuit {
   /** Makes Redis agree with Postgres (after a flush the pause is gone; after a crash a stale pause may remain). */
   async reconcile(): Promise<CircuitState> {
     const current = await this.state();
-    const paused = await this.orders.queue.isPaused();
-    if (current.state === 'open' && !paused) await this.orders.queue.pause();
-    if (current.state === 'closed' && paused) await this.orders.queue.resume();
+    const paused = await this.orders.isPaused();
+    if (current.state === 'open' && !paused) await this.orders.pause();
+    if (current.state === 'closed' && paused) await this.orders.resume();
     return current;
   }
 }
