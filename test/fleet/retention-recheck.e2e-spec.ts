@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { StepsRepository } from '@cardpull/orders';
 import { DecisionApplier } from '../../apps/worker/src/steps/decision-applier.service';
-import { Retention } from '../../apps/worker/src/recovery/retention.service';
+import { Retention } from '../../apps/worker/src/maintenance/retention.service';
 import { withDb } from '../recovery/support/recovery';
 import { createOrder, useStack, waitForOrder } from '../support/stack';
 

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { RetentionRepository } from '@cardpull/orders';
-import { Retention } from '../../apps/worker/src/recovery/retention.service';
+import { Retention } from '../../apps/worker/src/maintenance/retention.service';
 import { createOrder, insertOrder, useStack, waitForOrder } from '../support/stack';
 import { withDb } from '../recovery/support/recovery';
 

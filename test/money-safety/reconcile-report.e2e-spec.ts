@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { reconciliationReport } from '../../apps/worker/src/recovery/reconciliation-report';
+import { reconciliationReport } from '../../apps/worker/src/commands/reconciliation-report';
 import { PartnerClient } from '@cardpull/partner-client';
 import { testPool, waitFor } from '@cardpull/testing';
 import { insertOrder, useStack } from '../support/stack';

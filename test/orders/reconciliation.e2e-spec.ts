@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Pool } from 'pg';
 import { PartnerClient } from '@cardpull/partner-client';
 import { Reconciler } from '../../apps/worker/src/recovery/reconciler.service';
-import { reconciliationReport, toCsv } from '../../apps/worker/src/recovery/reconciliation-report';
+import { reconciliationReport, toCsv } from '../../apps/worker/src/commands/reconciliation-report';
 import { expectInvariants, testPool } from '@cardpull/testing';
 import { withDb } from '../recovery/support/recovery';
 import { createOrder, insertOrder, useStack, waitForOrder } from '../support/stack';

@@ -8,7 +8,7 @@ import { PartnerModule } from '@cardpull/partner-client';
 import { FleetCountersModule, QueuesRootModule } from '@cardpull/platform';
 import { VaultModule } from '@cardpull/vault';
 import { ProcessorsModule } from './processors/processors.module';
-import { RecoveryModule } from './recovery/recovery.module';
+import { TasksModule } from './tasks/tasks.module';
 import { TrafficModule } from '@cardpull/traffic';
 
 @Module({})
@@ -32,7 +32,7 @@ export class WorkerModule {
         // /metrics takes API keys: the same throttled check as the API's, counted with it.
         FleetCountersModule,
         ProcessorsModule,
-        RecoveryModule,
+        TasksModule,
         HealthModule,
         MetricsModule,
       ],

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadOrExit, loadServiceConfig } from '@cardpull/config';
 import { createPgPool } from '@cardpull/db';
-import { reconciliationReport, toCsv } from '../recovery/reconciliation-report';
+import { reconciliationReport, toCsv } from './reconciliation-report';
 import { PartnerClient, partnerClientOptions } from '@cardpull/partner-client';
 
 const USAGE = `usage: npm run reconcile:report -- [--from 2026-11-01] [--to 2026-11-23] [--format json|csv] [--verify]

@@ -6,7 +6,7 @@ import { CALL_GATE, isHeldBack, type CallGate } from '@cardpull/partner-client';
 import { contextFrom, withSpan } from '@cardpull/platform';
 import { DecisionApplier } from '../steps/decision-applier.service';
 import { PartnerAsk } from '../steps/partner-ask.service';
-import { PeriodicTask } from './periodic-task';
+import { PeriodicTask } from '../tasks/periodic-task';
 
 const PAGE = 200;
 

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { CallbackQueue, CallbacksRepository, OrderQueue, PartnerCircuit, StepsRepository } from '@cardpull/orders';
 import { callbackJobId, orderStepJobId } from '@cardpull/queue';
-import { PeriodicTask } from './periodic-task';
+import { PeriodicTask } from '../tasks/periodic-task';
 
 
 export interface SweepReport {

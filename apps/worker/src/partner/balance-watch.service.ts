@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { PartnerStatus } from '@cardpull/ops';
-import { PeriodicTask } from './periodic-task';
+import { PeriodicTask } from '../tasks/periodic-task';
 
 /**
  * Low balance watch (worker): at start and every BALANCE_WATCH_INTERVAL_MS, reads the cached partner

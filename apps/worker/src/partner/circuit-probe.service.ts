@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { PartnerClient } from '@cardpull/partner-client';
 import { PartnerCircuit } from '@cardpull/orders';
-import { PeriodicTask } from './periodic-task';
+import { PeriodicTask } from '../tasks/periodic-task';
 
 /** While the circuit is open, calls GET /balance every CIRCUIT_PROBE_INTERVAL_MS; the first success closes it. */
 @Injectable()

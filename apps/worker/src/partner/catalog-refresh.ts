@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { CatalogSource } from '@cardpull/orders';
-import { PeriodicTask } from './periodic-task';
+import { PeriodicTask } from '../tasks/periodic-task';
 
 /** At start and every CATALOG_REFRESH_INTERVAL_MS, reads the partner's catalog into Postgres, where the API validates orders against it. */
 @Injectable()

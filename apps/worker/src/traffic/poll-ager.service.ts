@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { OrderQueue, PollAging } from '@cardpull/orders';
 import { parsePartnerLimits } from '@cardpull/traffic';
-import { PeriodicTask } from './periodic-task';
+import { PeriodicTask } from '../tasks/periodic-task';
 
 /** Every fifth of PARTNER_POLL_MAX_YIELD_MS (within 0.1-1 s): a poll waits at most that bound and one tick. */
 const tickMs = (maxYieldMs: number) => Math.min(1_000, Math.max(100, Math.round(maxYieldMs / 5)));

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { BulkActionsRepository, OperatorActions, type ActionBy, type ActionDone, type ActionRefusal, type BulkActionKind } from '@cardpull/orders';
-import { PeriodicTask } from './periodic-task';
+import { PeriodicTask } from '../tasks/periodic-task';
 
 /** How long a bulk action waits for a call in flight on one order before it skips the order. */
 const MAX_WAIT_FOR_CALL_MS = 15_000;
