@@ -183,7 +183,8 @@ export function spawnApp(app: BuiltApp, env: Record<string, string>, opts: Spawn
       return exitInfo;
     },
     kill: (signal = 'SIGTERM') => (exitInfo ? false : child.kill(signal)),
-    ready: (timeoutMs = 20_000) => waitForLog(READY_LINE[app], timeoutMs).then(() => undefined),
+    // A built app starts in 2-5 s here; a CI run beside a benchmark saw more than 20 s (two cores, run queue 5-10 deep).
+    ready: (timeoutMs = 45_000) => waitForLog(READY_LINE[app], timeoutMs).then(() => undefined),
     waitForLog,
     async stop(graceMs = 5_000) {
       if (exitInfo) return exitInfo;

@@ -10,7 +10,10 @@ import { dbPicture, pidOfActor, placeOrder, waitForAllEnded, type Mode, type Ord
 describe('partner traffic across the fleet: three worker processes, one limit, one pause', () => {
   const stack = useStack({
     worker: false,
-    env: { PARTNER_LIMITS: JSON.stringify({ create: { per_second: 20 } }), WORKER_CONCURRENCY: '16', SYNC_RETRY_INTERVAL_MS: '200' },
+    // Our limit a fifth under the partner's, as an operator sets it: calls spaced by our gate can still bunch
+    // on the way (a process that stalls on a loaded machine sends its permitted calls together), and the
+    // partner counts arrivals. A CI run beside a benchmark saw 27 refusals of 150 with no headroom.
+    env: { PARTNER_LIMITS: JSON.stringify({ create: { per_second: 16 } }), WORKER_CONCURRENCY: '16', SYNC_RETRY_INTERVAL_MS: '200' },
     beforeClose: stopAllProcesses,
   });
   let workers: AppProcess[] = [];
@@ -25,7 +28,7 @@ describe('partner traffic across the fleet: three worker processes, one limit, o
     workers = [];
   });
 
-  it('a partner limited to 20 creations a second: 3 workers x 16 slots send no more than that (429s <= 1 % of creations), every order completes', async () => {
+  it('a partner limited to 20 creations a second, ours set at 16: 3 workers x 16 slots send no more than that (429s <= 1 % of creations), every order completes', async () => {
     await stack.sim.control.setLimits({ create: { per_second: 20, retry_after_s: 1 } });
     workers = [1, 2, 3].map((n) => spawnWorker(stack.env, { label: `worker ${n}` }));
     await Promise.all(workers.map((w) => w.ready()));
