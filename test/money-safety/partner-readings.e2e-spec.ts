@@ -73,11 +73,11 @@ describe('money safety under every reading of the partner', () => {
     it.each(['sync', 'async'] as const)('%s: invalid_amount answered to a re-send does not fail the order: the first ID’s card is fetched', async (mode) => {
       const code = 'NOVA-GAMES-FREE';
       await fault({ endpoint: mode === 'sync' ? 'cards' : 'pull_requests', mode: 'hang', latency_ms: 2_500, gift_card_codes: [code], times: 1 });
-      if (mode === 'async') await fault({ endpoint: 'pull_request_status', mode: 'read_lag', latency_ms: 1_500, gift_card_codes: [code] });
+      if (mode === 'async') await fault({ endpoint: 'pull_request_status', mode: 'read_lag', latency_ms: 6_000, gift_card_codes: [code] });
       const { id, requestId } = await createOrder(stack, { gift_card_code: code, amount: mode === 'sync' ? 3300 : 3400, mode });
       // The partner answers the re-send invalid_amount (its catalog changed meanwhile, say): once.
       await fault({ endpoint: mode === 'sync' ? 'cards' : 'pull_requests', mode: 'error_before_issue', status: 422, error_code: 'invalid_amount', request_ids: [requestId], times: 1 } as FaultSpecInput);
-      const order = await waitForOrder(stack, id, terminal, 15_000);
+      const order = await waitForOrder(stack, id, terminal, 30_000);
       expect((await postsOf(requestId)).map((p) => p.status)).toContain(422);
       expect(order.status).toBe('completed');
       expect(order.attempts.map((a: { request_id: string }) => a.request_id)).toEqual([requestId]);
@@ -164,7 +164,7 @@ describe('money safety under every reading of the partner', () => {
 
     it('come back later as 202 {"status": "processing"}: an unknown outcome, the same request ID until the card', async () => {
       await fault({ endpoint: 'cards', mode: 'accepted_202', gift_card_codes: ['FAST-FREE'] } as FaultSpecInput);
-      await fault({ endpoint: 'cards', mode: 'come_back_later', latency_ms: 700, retry_after_s: 0, gift_card_codes: ['FAST-FREE'], times: 1 } as FaultSpecInput);
+      await fault({ endpoint: 'cards', mode: 'come_back_later', latency_ms: 2_000, retry_after_s: 0, gift_card_codes: ['FAST-FREE'], times: 1 } as FaultSpecInput);
       const { id, requestId } = await createOrder(stack, { gift_card_code: 'FAST-FREE', amount: 3500 });
       const order = await waitForOrder(stack, id, terminal, 15_000);
       expect(order.status).toBe('completed');

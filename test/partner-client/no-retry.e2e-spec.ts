@@ -144,11 +144,11 @@ describe('The client never retries on its own: one unknown outcome = exactly one
 
 describe('The client never retries on its own: each call, whatever its outcome, is one partner request', () => {
   it('come back later twice, then the card: three calls, three requests', async () => {
-    await sim.control.addFault({ endpoint: 'cards', mode: 'come_back_later', latency_ms: 600, times: 1 });
+    await sim.control.addFault({ endpoint: 'cards', mode: 'come_back_later', latency_ms: 2_000, times: 1 });
     const requestId = randomUUID();
     expect((await createCard(requestId)).kind).toBe('unknown');
     expect((await createCard(requestId)).kind).toBe('unknown');
-    await waitFor('the card to be issued', async () => (await sim.control.ledger()).cards.length === 1, 5_000);
+    await waitFor('the card to be issued', async () => (await sim.control.ledger()).cards.length === 1, 10_000);
     expect((await createCard(requestId)).kind).toBe('success');
     expect((await requestsFor(sim, requestId)).map((r) => r.status)).toEqual([409, 409, 200]);
   });

@@ -99,7 +99,7 @@ describe('Partner unreachable (connection refused: nothing was sent) -> unknown/
 
 describe('"Come back later" (the card is still being pulled) -> unknown/in_progress; later the same ID gets the card', () => {
   it('409 pull_in_progress while pulling, then the card, one card in all', async () => {
-    await sim.control.addFault({ endpoint: 'cards', mode: 'come_back_later', latency_ms: 600, times: 1 });
+    await sim.control.addFault({ endpoint: 'cards', mode: 'come_back_later', latency_ms: 2_000, times: 1 });
     const requestId = randomUUID();
     expect(await client.createCard(requestId, 'ACME-BOOKS-FIXED', 1000)).toMatchObject({
       kind: 'unknown',
@@ -110,7 +110,7 @@ describe('"Come back later" (the card is still being pulled) -> unknown/in_progr
     expect(await client.createCard(requestId, 'ACME-BOOKS-FIXED', 1000)).toMatchObject({ kind: 'unknown', reason: 'in_progress' });
     expect(await cardsIssued(sim)).toEqual([]);
     // The partner finishes the pull in the background (the control API is no partner call).
-    await waitFor('the card to be issued', async () => (await cardsIssued(sim)).length === 1, 5_000);
+    await waitFor('the card to be issued', async () => (await cardsIssued(sim)).length === 1, 10_000);
     await replayGetsTheIssuedCard(requestId, 'ACME-BOOKS-FIXED', 1000);
   });
 });

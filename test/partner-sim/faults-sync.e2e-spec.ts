@@ -9,7 +9,7 @@ const rowsOf = async (requestId: string) => (await sim.control.ledger()).request
 
 describe('Fault latency on POST /cards: the pull takes longer; a repeat meanwhile is told to come back later', () => {
   it('first call answers after latency_ms with the card, a repeat during it gets 409', async () => {
-    await sim.control.addFault({ endpoint: 'cards', mode: 'latency', latency_ms: 400 });
+    await sim.control.addFault({ endpoint: 'cards', mode: 'latency', latency_ms: 2_000 });
     const started = Date.now();
     const first = pullSync(sim, 'ACME-BOOKS-FIXED', 1000, 'lat-1');
     await sleep(100);
@@ -17,7 +17,7 @@ describe('Fault latency on POST /cards: the pull takes longer; a repeat meanwhil
     expect(await cardsIssued()).toEqual([]);
     const done = await first;
     expect(done.status).toBe(200);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(380);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_980);
     expect((await cardsIssued()).map((c) => c.id)).toEqual([done.body.card.id]);
   });
 });

@@ -29,7 +29,7 @@ describe('simulator rate limits (PUT /_sim/limits, SIM_LIMITS): 429 with Retry-A
 
   it('in flight: with one poll held, a second concurrent poll gets 429; once it is answered, polls are admitted again', async () => {
     await sim.control.setLimits({ poll: { in_flight: 1 } });
-    await sim.control.addFault({ endpoint: 'pull_request_status', mode: 'latency', latency_ms: 500 });
+    await sim.control.addFault({ endpoint: 'pull_request_status', mode: 'latency', latency_ms: 2_000 });
     const held = getPullRequest(sim, 'nope-1');
     await sleep(100);
     const second = await getPullRequest(sim, 'nope-2');

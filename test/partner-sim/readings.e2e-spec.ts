@@ -65,10 +65,10 @@ describe('business_first with funds: a balance too low meets not_enough_funds be
 
 describe('read_lag: a lagging read copy answers 404 for latency_ms after a pull request’s creation', () => {
   it('404 pull_request_not_found while young, then the pull request', async () => {
-    await sim.control.addFault({ endpoint: 'pull_request_status', mode: 'read_lag', latency_ms: 400, gift_card_codes: ['FAST-FREE'] });
+    await sim.control.addFault({ endpoint: 'pull_request_status', mode: 'read_lag', latency_ms: 2_000, gift_card_codes: ['FAST-FREE'] });
     expect((await createPullRequest(sim, 'FAST-FREE', 700, 'lag-1')).status).toBe(200);
     expect(await getPullRequest(sim, 'lag-1')).toMatchObject(ENVELOPE(404, 'pull_request_not_found', 'not_found'));
-    await sleep(450);
+    await sleep(2_050);
     expect((await getPullRequest(sim, 'lag-1')).body.pull_request).toMatchObject({ request_id: 'lag-1' });
     const hits = (await sim.control.faults())[0]!.hits;
     expect(hits).toBe(1); // only the answer it changed
@@ -77,12 +77,12 @@ describe('read_lag: a lagging read copy answers 404 for latency_ms after a pull 
 
 describe('read_lag after a 422 "already used" (lag_from already_used), and lags of minutes', () => {
   it('the lag runs from the first 422 "already used": visible before it, 404 for latency_ms after it', async () => {
-    await sim.control.addFault({ endpoint: 'pull_request_status', mode: 'read_lag', lag_from: 'already_used', latency_ms: 400 });
+    await sim.control.addFault({ endpoint: 'pull_request_status', mode: 'read_lag', lag_from: 'already_used', latency_ms: 2_000 });
     expect((await createPullRequest(sim, 'FAST-FREE', 700, 'lag-used')).status).toBe(200);
     expect((await getPullRequest(sim, 'lag-used')).body.pull_request).toMatchObject({ request_id: 'lag-used' });
     expect(await createPullRequest(sim, 'FAST-FREE', 700, 'lag-used')).toMatchObject(ENVELOPE(422, 'unprocessable_entity', 'unprocessable_entity'));
     expect(await getPullRequest(sim, 'lag-used')).toMatchObject(ENVELOPE(404, 'pull_request_not_found', 'not_found'));
-    await sleep(450);
+    await sleep(2_050);
     expect((await getPullRequest(sim, 'lag-used')).body.pull_request).toMatchObject({ request_id: 'lag-used', status: 'success' });
   });
 
@@ -191,7 +191,7 @@ describe('rate_limited: 429 with Retry-After, nothing done', () => {
 describe('accepted_202: "come back later" as 202 {"status": "processing"}', () => {
   it('a repeat while the pull runs gets 202 processing, then the card', async () => {
     await sim.control.addFault({ endpoint: 'cards', mode: 'accepted_202' });
-    await sim.control.addFault({ endpoint: 'cards', mode: 'latency', latency_ms: 300 });
+    await sim.control.addFault({ endpoint: 'cards', mode: 'latency', latency_ms: 2_000 });
     const first = pullSync(sim, 'FAST-FREE', 800, 'acc-1');
     await sleep(80);
     const later = await pullSync(sim, 'FAST-FREE', 800, 'acc-1');
