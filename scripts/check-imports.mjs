@@ -6,7 +6,9 @@
 //  - the allowed directions of floors.json themselves form a cycle,
 //  - files import each other in a cycle (type-only imports count: a cycle of types is still a knot to untie),
 //  - a file lives in a unit that floors.json does not name,
-//  - a file imports another library past its index ('@cardpull/orders/x' instead of '@cardpull/orders').
+//  - a file imports another library past its index ('@cardpull/orders/x' instead of '@cardpull/orders'),
+//  - inside a unit that floors.json divides into rooms (its "rooms"), a file lies at the unit's root that is
+//    not one of its "$root" files, lies in a room not listed, or imports a room its own room may not import.
 // Exit 0 with one summary line when the house is sound; 1 with every violation otherwise.
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -16,7 +18,9 @@ import ts from 'typescript';
 // `--root DIR` checks another tree (its own floors.json and tsconfig.json): the checker's tests use it.
 const rootArg = process.argv.indexOf('--root');
 const root = rootArg > 0 ? resolve(process.argv[rootArg + 1]) : join(dirname(fileURLToPath(import.meta.url)), '..');
-const floors = JSON.parse(readFileSync(join(root, 'floors.json'), 'utf8')).units;
+const plan = JSON.parse(readFileSync(join(root, 'floors.json'), 'utf8'));
+const floors = plan.units;
+const rooms = plan.rooms ?? {};
 const SKIP = new Set(['node_modules', 'dist', 'generated', 'reports', '.git', '.tmp']);
 
 function walk(dir, out = []) {
@@ -39,6 +43,14 @@ const unitOf = (rel) => {
   const [top, second] = rel.split('/');
   return top === 'apps' || top === 'libs' ? `${top}/${second}` : top;
 };
+/** The room of a file inside a unit divided into rooms: the first folder under its src/ ('$root' for a file directly in it), or null. */
+const roomOf = (rel) => {
+  const unit = unitOf(rel);
+  if (!(unit in rooms)) return null;
+  const inner = rel.slice(unit.length + 1).split('/');
+  if (inner[0] !== 'src') return null;
+  return inner.length === 2 ? '$root' : inner[1];
+};
 const allowed = (from, to) => from === to || (floors[from] ?? []).some((u) => u === to || (u.endsWith('/*') && to.startsWith(u.slice(0, -1))));
 
 const config = ts.parseJsonConfigFileContent(ts.readConfigFile(join(root, 'tsconfig.json'), ts.sys.readFile).config, ts.sys, root);
@@ -52,6 +64,9 @@ for (const file of files) {
   const rel = relative(root, file);
   const from = unitOf(rel);
   if (!(from in floors)) problems.push(`${rel}: unit ${from} is not in floors.json`);
+  const room = roomOf(rel);
+  if (room === '$root' && !(rooms[from].$root ?? []).includes(rel.split('/').pop())) problems.push(`${rel}: lies at the root of ${from}, which keeps every file in a room (floors.json, rooms)`);
+  else if (room && room !== '$root' && !(room in rooms[from])) problems.push(`${rel}: room ${room}/ of ${from} is not in floors.json (rooms)`);
   const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
   const targets = new Set();
   for (const imported of info.importedFiles) {
@@ -70,6 +85,9 @@ for (const file of files) {
     // A unit's own tests (*.spec.ts beside the code) may also use the shared test helpers.
     const isTest = /\.(spec|e2e-spec)\.ts$/.test(rel) && to === 'libs/testing';
     if (!allowed(from, to) && !isTest) problems.push(`${rel}: ${from} may not import ${to} ('${spec}'; floors.json)`);
+    const toRoom = to === from ? roomOf(target) : null;
+    if (room && room !== '$root' && toRoom && toRoom !== room && toRoom !== '$root' && room in rooms[from] && !rooms[from][room].includes(toRoom))
+      problems.push(`${rel}: room ${room}/ of ${from} may not import room ${toRoom}/ ('${spec}'; floors.json, rooms)`);
     targets.add(target);
   }
   edges.set(rel, targets);

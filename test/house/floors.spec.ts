@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -12,10 +12,10 @@ function check(root?: string): { status: number | null; out: string } {
 }
 
 /** A small tree with its own floors.json and tsconfig.json: `files` maps a path to its content. */
-function tree(files: Record<string, string>, units: Record<string, string[]>): string {
+function tree(files: Record<string, string>, units: Record<string, string[]>, rooms?: Record<string, Record<string, string[]>>): string {
   const dir = mkdtempSync(join(tmpdir(), 'floors-'));
   const all: Record<string, string> = {
-    'floors.json': JSON.stringify({ units }),
+    'floors.json': JSON.stringify({ units, ...(rooms ? { rooms } : {}) }),
     'tsconfig.json': JSON.stringify({ compilerOptions: { baseUrl: './', paths: { '@cardpull/low': ['libs/low/src'], '@cardpull/low/*': ['libs/low/src/*'], '@cardpull/high': ['libs/high/src'] } } }),
     ...files,
   };
@@ -30,8 +30,8 @@ const UNITS = { 'libs/low': [], 'libs/high': ['libs/low'], 'apps/app': ['libs/lo
 
 describe('the floors (floors.json): imports only go down, and no file imports itself around a circle', () => {
   const dirs: string[] = [];
-  const make = (files: Record<string, string>, units: Record<string, string[]> = UNITS) => {
-    const dir = tree(files, units);
+  const make = (files: Record<string, string>, units: Record<string, string[]> = UNITS, rooms?: Record<string, Record<string, string[]>>) => {
+    const dir = tree(files, units, rooms);
     dirs.push(dir);
     return dir;
   };
@@ -97,5 +97,47 @@ describe('the floors (floors.json): imports only go down, and no file imports it
     expect(r.status).toBe(1);
     expect(r.out).toMatch(/floors\.json: the allowed directions form a cycle: libs\/(low|high) -> libs\/(high|low)/);
     expect(r.out).toContain('libs/extra/src/index.ts: unit libs/extra is not in floors.json');
+  });
+
+  describe('rooms: a unit divided by what each part does (issue 23)', () => {
+    const ROOMS = { 'libs/low': { $root: ['index.ts'], model: [], write: ['model'], read: ['model'] } };
+    const base = {
+      'libs/low/src/index.ts': "export * from './model/order';\nexport * from './write/intake';\nexport * from './read/reads';\n",
+      'libs/low/src/model/order.ts': 'export type Order = { id: string };\n',
+      'libs/low/src/write/intake.ts': "import type { Order } from '../model/order';\nexport const create = (o: Order) => o;\n",
+      'libs/low/src/read/reads.ts': "import type { Order } from '../model/order';\nexport const show = (o: Order) => o.id;\n",
+    };
+    const run = (files: Record<string, string>) => check(make(files, UNITS, ROOMS));
+
+    it('a unit whose files keep to their rooms passes', () => {
+      expect(run(base).status).toBe(0);
+    });
+
+    it('a file moved back to the unit\'s root fails and is named', () => {
+      const r = run({ ...base, 'libs/low/src/turn-batch.ts': 'export const batch = 1;\n' });
+      expect(r.status).toBe(1);
+      expect(r.out).toContain('libs/low/src/turn-batch.ts: lies at the root of libs/low, which keeps every file in a room');
+    });
+
+    it('a room that imports a room it does not list, and a room not listed, fail and are named', () => {
+      const r = run({
+        ...base,
+        'libs/low/src/read/reads.ts': "import { create } from '../write/intake';\nexport const show = create;\n",
+        'libs/low/src/misc/helper.ts': 'export const helper = 1;\n',
+      });
+      expect(r.status).toBe(1);
+      expect(r.out).toContain("libs/low/src/read/reads.ts: room read/ of libs/low may not import room write/ ('../write/intake'");
+      expect(r.out).toContain('libs/low/src/misc/helper.ts: room misc/ of libs/low is not in floors.json (rooms)');
+    });
+
+    it('this repository divides libs/orders and the worker into the rooms of issue 23', () => {
+      const { rooms } = JSON.parse(readFileSync(join(ROOT, 'floors.json'), 'utf8')) as { rooms: Record<string, Record<string, string[]>> };
+      expect(Object.keys(rooms['libs/orders']!).sort()).toEqual(['$root', 'callbacks', 'maintenance', 'model', 'partner', 'queue', 'read', 'write']);
+      expect(rooms['libs/orders']!.$root).toEqual(['index.ts', 'orders.module.ts']);
+      expect(Object.keys(rooms['apps/worker']!).sort()).toEqual(['$root', 'callbacks', 'commands', 'maintenance', 'partner', 'processors', 'recovery', 'steps', 'tasks', 'traffic']);
+      // Reads never reach into writes, and nothing below maintenance reaches up into it.
+      expect(rooms['libs/orders']!.read).toEqual(['model']);
+      expect(Object.entries(rooms['libs/orders']!).filter(([, to]) => to.includes('maintenance')).map(([r]) => r)).toEqual([]);
+    });
   });
 });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { createPgPool } from '@cardpull/db';
 import { createTestDatabase, testPool, type TestDatabase } from '@cardpull/testing';
-import { OrdersRepository, StepsRepository, TransitionsRepository, requestHash } from '@cardpull/orders';
+import { IntakeRepository, StepsRepository, TransitionsRepository, requestHash } from '@cardpull/orders';
 
 /**
  * Issue 22 (WAL per card): taking a step's lease is a HOT update of the order. It changes no column an index
@@ -41,7 +41,7 @@ describe('taking a lease: a HOT update of the order (no index entry); the first 
     // the statement's part, that the take changes no indexed column: so every page here has room to spare.
     await admin.query('ALTER TABLE orders SET (fillfactor = 10)');
     try {
-      const orders = new OrdersRepository(pool);
+      const orders = new IntakeRepository(pool);
       const steps = new StepsRepository(pool);
       const body = { gift_card_code: 'FAST-FREE', amount: 500, mode: 'sync' as const };
       const ids: string[] = [];
@@ -76,7 +76,7 @@ describe('taking a lease: a HOT update of the order (no index entry); the first 
   ])("through %s: a taken order's first answer moves it pending -> in_progress with its timeline entry, even from a transition that names neither", async (_label, preparedStatements) => {
     const pool = createPgPool(db.url, 2, { preparedStatements });
     try {
-      const orders = new OrdersRepository(pool);
+      const orders = new IntakeRepository(pool);
       const steps = new StepsRepository(pool);
       const transitions = new TransitionsRepository(pool);
       const body = { gift_card_code: 'FAST-FREE', amount: 500, mode: 'sync' as const };

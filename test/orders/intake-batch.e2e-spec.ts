@@ -1,11 +1,11 @@
 import { Client } from 'pg';
-import { OrderQueue, OrdersRepository, requestHash, type CreateResult, type NewOrder } from '@cardpull/orders';
+import { OrderQueue, IntakeRepository, requestHash, type CreateResult, type NewOrder } from '@cardpull/orders';
 import { orderStepJobId } from '@cardpull/queue';
 import { idemKey, startStack, useStack, waitForOrder } from '../support/stack';
 
 /**
  * The intake puts the orders that arrive in one turn of the event loop into ONE statement
- * (OrdersRepository: order, first attempt with its request ID, "created" event), retries each order alone
+ * (IntakeRepository: order, first attempt with its request ID, "created" event), retries each order alone
  * when that statement fails, and enqueues the steps of one turn with one addBulk (OrderQueue). Batching must
  * not change what each caller gets: its own order (202), the same order on a replay of its key (200), 409
  * for the key with another body, an error only for the order the database refused, and a job only once the
@@ -102,7 +102,7 @@ describe('intake batching: orders of one event-loop turn share a statement, yet 
   });
 
   it('in one statement: a replayed key gets the same order (replay), the key with another body a conflict, and only one row per key', async () => {
-    const repo = stack.api!.get(OrdersRepository);
+    const repo = stack.api!.get(IntakeRepository);
     const [a, b] = [idemKey('same'), idemKey('other')];
     // Created in the same turn of the event loop: one batch, whatever the machine's speed.
     const results = await Promise.all([
@@ -126,7 +126,7 @@ describe('intake batching: orders of one event-loop turn share a statement, yet 
   });
 
   it('a statement that fails is retried order by order: the replay and the conflict still come out right, the refused order alone fails', async () => {
-    const repo = stack.api!.get(OrdersRepository);
+    const repo = stack.api!.get(IntakeRepository);
     const [a, b, poison] = [idemKey('same'), idemKey('other'), idemKey('poison')];
     const settled = await Promise.allSettled([
       repo.create(newOrder(a)),

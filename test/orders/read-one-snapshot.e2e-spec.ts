@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { testPool } from '@cardpull/testing';
-import { OrdersRepository, TransitionsRepository } from '@cardpull/orders';
+import { OrderReads, TransitionsRepository } from '@cardpull/orders';
 import { insertOrder, useStack } from '../support/stack';
 
 /**
@@ -45,10 +45,10 @@ describe('an order is read in one snapshot: its row and its cards agree', () => 
       },
     } as unknown as Pool;
     // (The card stays: this suite's database, dropped at its end, is checked against no simulator ledger.)
-    const seen = (await new OrdersRepository(racing).detail(id))!;
+    const seen = (await new OrderReads(racing).detail(id))!;
     expect(between).toBeNull(); // the card was stored during the read
     expect({ status: seen.order.status, card: seen.card, otherCards: seen.otherCards }).toEqual({ status: 'pending', card: null, otherCards: [] });
-    const after = (await new OrdersRepository(pool).detail(id))!;
+    const after = (await new OrderReads(pool).detail(id))!;
     expect({ status: after.order.status, card: after.card?.partnerCardId, otherCards: after.otherCards }).toEqual({ status: 'completed', card: partnerCardId, otherCards: [] });
     expect(after.card!.codeEnc).toEqual(Buffer.from('sealed'));
     expect(after.card!.createdAt).toBeInstanceOf(Date);

@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { createPgPool } from '@cardpull/db';
 import { createTestDatabase, testPool, type TestDatabase } from '@cardpull/testing';
-import { OrdersRepository, StepsRepository, TransitionsRepository, requestHash, type StoredCard } from '@cardpull/orders';
-import { HOT_FUNCTIONS, hotFunctionsMigration } from '../../libs/orders/src/hot-functions';
-import { functionSource } from '../../libs/orders/src/server-functions';
+import { IntakeRepository, StepsRepository, TransitionsRepository, requestHash, type StoredCard } from '@cardpull/orders';
+import { HOT_FUNCTIONS, hotFunctionsMigration } from '../../libs/orders/src/write/hot-functions';
+import { functionSource } from '../../libs/orders/src/write/server-functions';
 
 /**
  * Issue 22: behind a transaction pooler (DATABASE_PREPARED_STATEMENTS=false) the hot statements go through
- * server-side functions whose plans Postgres keeps per connection (libs/orders/src/server-functions.ts).
+ * server-side functions whose plans Postgres keeps per connection (libs/orders/src/write/server-functions.ts).
  * The functions are the statements themselves: the database's copy is checked against the repositories'
  * text, and both ways give the same answers and leave the same rows.
  */
@@ -29,13 +29,13 @@ describe('the hot statements as server-side functions (DATABASE_PREPARED_STATEME
     const { rows } = await admin.query<{ name: string; src: string }>('SELECT proname AS name, prosrc AS src FROM pg_proc WHERE proname = ANY($1)', [HOT_FUNCTIONS.map((f) => f.name)]);
     for (const r of rows) held.set(r.name, r.src);
     const drifted = HOT_FUNCTIONS.filter((f) => held.get(f.name) !== functionSource(f)).map((f) => f.name);
-    // A statement changed: add a migration (CREATE OR REPLACE) with hotFunctionsMigration()'s output (libs/orders/src/hot-functions.ts).
+    // A statement changed: add a migration (CREATE OR REPLACE) with hotFunctionsMigration()'s output (libs/orders/src/write/hot-functions.ts).
     expect({ drifted, migration: drifted.length ? hotFunctionsMigration() : '' }).toEqual({ drifted: [], migration: '' });
   });
 
   /** One order's life through the repositories of `pool`, as a transcript without ids and times. */
   async function life(pool: Pool, tag: string) {
-    const orders = new OrdersRepository(pool);
+    const orders = new IntakeRepository(pool);
     const steps = new StepsRepository(pool);
     const transitions = new TransitionsRepository(pool);
     const body = { gift_card_code: 'FAST-FREE', amount: 1234, mode: 'sync' as const };
@@ -138,7 +138,7 @@ describe('the hot statements as server-side functions (DATABASE_PREPARED_STATEME
 
   /** Every shape of transition() on one async order of `pool`, as a transcript without ids and times. */
   async function moves(pool: Pool, tag: string) {
-    const orders = new OrdersRepository(pool);
+    const orders = new IntakeRepository(pool);
     const steps = new StepsRepository(pool);
     const transitions = new TransitionsRepository(pool);
     const body = { gift_card_code: 'FAST-FREE', amount: 500, mode: 'async' as const };

@@ -284,11 +284,11 @@ export const idemKey = (label = 'k') => `${label}-${process.pid}-${Date.now()}-$
  */
 export async function insertOrder(stack: Stack, o: { giftCardCode: string; amount: number; mode?: 'sync' | 'async'; client?: string; callbackUrl?: string }) {
   const { testPool } = await import('@cardpull/testing');
-  const { OrdersRepository, requestHash } = await import('@cardpull/orders');
+  const { IntakeRepository, requestHash } = await import('@cardpull/orders');
   const pool = testPool(stack.db.url, 1);
   try {
     const mode = o.mode ?? 'sync';
-    const result = await new OrdersRepository(pool).create({
+    const result = await new IntakeRepository(pool).create({
       client: o.client ?? 'shop',
       callbackSecrets: false,
       idempotencyKey: idemKey('direct'),

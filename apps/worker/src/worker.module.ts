@@ -8,7 +8,7 @@ import { PartnerModule } from '@cardpull/partner-client';
 import { FleetCountersModule, QueuesRootModule } from '@cardpull/platform';
 import { VaultModule } from '@cardpull/vault';
 import { ProcessorsModule } from './processors/processors.module';
-import { TasksModule } from './tasks/tasks.module';
+import { TasksModule } from './tasks.module';
 import { TrafficModule } from '@cardpull/traffic';
 
 @Module({})

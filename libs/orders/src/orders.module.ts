@@ -2,24 +2,12 @@ import { BullModule, getQueueToken } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { CALLBACKS_QUEUE, ORDERS_QUEUE } from '@cardpull/queue';
-import { AfterCommit } from './after-commit';
 import { CallbackQueue, CallbacksRepository } from './callbacks';
-import { CardRevealRepository } from './card-reveal.repository';
-import { OrderQueue } from './order-queue.service';
-import { OrdersRepository } from './orders.repository';
-import { OperationsRepository } from './read/operations.repository';
-import { RetentionRepository } from './retention.repository';
-import { OperatorActions } from './operator-actions';
-import { BulkActionsRepository } from './bulk-actions.repository';
-import { ChartsRepository } from './read/charts.repository';
-import { CatalogRepository } from './partner/catalog.repository';
-import { CatalogSource } from './partner/catalog-source';
-import { PartnerCircuit } from './partner/partner-circuit';
-import { PartnerErrors } from './partner/partner-errors';
-import { PartnerSnapshots } from './partner/partner-snapshots';
-import { PartnerStateRepository } from './partner/partner-state.repository';
-import { StepsRepository } from './steps.repository';
-import { TransitionsRepository } from './transitions.repository';
+import { BulkActionsRepository, OperatorActions, RetentionRepository } from './maintenance';
+import { CatalogRepository, CatalogSource, PartnerCircuit, PartnerErrors, PartnerSnapshots, PartnerStateRepository } from './partner';
+import { CardRevealRepository, ChartsRepository, OperationsRepository, OrderReads } from './read';
+import { OrderQueue } from './queue';
+import { AfterCommit, IntakeRepository, StepsRepository, TransitionsRepository } from './write';
 
 /**
  * The raw BullMQ queues, for the job dashboard only (bull-board drives them itself): every other user goes
@@ -27,33 +15,25 @@ import { TransitionsRepository } from './transitions.repository';
  */
 export const OPERATOR_QUEUES = Symbol('OPERATOR_QUEUES');
 
+/** Each part's providers, in the order of the floors: the writes, the queues, the reads, maintenance, the partner. */
+const PARTS = {
+  write: [IntakeRepository, StepsRepository, TransitionsRepository, AfterCommit],
+  queue: [OrderQueue, CallbackQueue, CallbacksRepository],
+  read: [OrderReads, OperationsRepository, ChartsRepository, CardRevealRepository],
+  maintenance: [OperatorActions, RetentionRepository, BulkActionsRepository],
+  partner: [PartnerStateRepository, PartnerCircuit, PartnerErrors, PartnerSnapshots, CatalogRepository, CatalogSource],
+};
+
 const PROVIDERS = [
-  OrdersRepository,
-  StepsRepository,
-  TransitionsRepository,
-  CallbacksRepository,
-  OperationsRepository,
-  CardRevealRepository,
-  RetentionRepository,
-  OperatorActions,
-  BulkActionsRepository,
-  ChartsRepository,
-  OrderQueue,
-  CallbackQueue,
-  AfterCommit,
-  PartnerStateRepository,
-  PartnerCircuit,
-  PartnerErrors,
-  PartnerSnapshots,
-  CatalogRepository,
-  CatalogSource,
+  ...Object.values(PARTS).flat(),
   { provide: OPERATOR_QUEUES, useFactory: (orders: Queue, callbacks: Queue) => [orders, callbacks], inject: [getQueueToken(ORDERS_QUEUE), getQueueToken(CALLBACKS_QUEUE)] },
 ];
 
 /**
- * The order aggregate for both apps: the repositories (every statement on the order tables), the two
- * queues and the after-commit helper, and the partner's state kept in Postgres (circuit, errors, snapshots,
- * catalog). A static module: every importer shares one instance of each.
+ * The order aggregate for both apps: its writes (every statement that changes an order), its two queues
+ * with the callbacks' outbox, its reads, the operators' maintenance, and the partner's state kept in
+ * Postgres (circuit, errors, snapshots, catalog). One static module: every importer shares one instance of
+ * each, and the parts depend on one another only downwards (floors.json, "rooms").
  */
 @Module({
   imports: [BullModule.registerQueue({ name: ORDERS_QUEUE }, { name: CALLBACKS_QUEUE })],

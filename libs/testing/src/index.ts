@@ -6,3 +6,4 @@ export * from './sim-harness';
 export * from './invariants';
 export * from './pgbouncer';
 export * from './redis-cluster';
+export * from './test-queue';

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { PinoLogger } from 'nestjs-pino';
-import { ORDER_STATUSES, OrdersRepository, toOrderView } from '@cardpull/orders';
+import { ORDER_STATUSES, OrderReads, toOrderView } from '@cardpull/orders';
 import { ApiError, ApiKeyGuard, ClientThrottlerGuard, type AuthedRequest, RequireScope, traceIdOf, withSpan } from '@cardpull/platform';
 import { Vault } from '@cardpull/vault';
 import { CreateOrderDocs, GetOrderByKeyDocs, GetOrderDocs, ListOrdersDocs, OrdersDocs } from '../docs/orders.docs';
@@ -24,7 +24,7 @@ export const WAIT_CAPPED_HEADER = 'x-cardpull-wait-capped';
 export class OrdersController {
   constructor(
     private readonly orders: OrdersService,
-    private readonly repo: OrdersRepository,
+    private readonly reads: OrderReads,
     private readonly vault: Vault,
     private readonly log: PinoLogger,
   ) {}
@@ -99,7 +99,7 @@ export class OrdersController {
     }
     if (cursor !== undefined && typeof cursor !== 'string') throw new ApiError(400, 'invalid_request', 'cursor must be a string');
     const pageSize = limit === undefined ? 20 : Number(limit);
-    const rows = await this.repo.list({
+    const rows = await this.reads.list({
       client: req.apiClient.client,
       status: status as never,
       giftCardCode: giftCardCode as string | undefined,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_CONFIG, callbackRules, callbackUrlProblem, type ApiClient, type ServiceConfig } from '@cardpull/config';
 import type { OrderStatus } from '@cardpull/db';
-import { AfterCommit, OrdersRepository, SpendLimitExceeded, TERMINAL_STATUSES, requestHash, type OrderDetail } from '@cardpull/orders';
+import { AfterCommit, IntakeRepository, OrderReads, SpendLimitExceeded, TERMINAL_STATUSES, requestHash, type OrderDetail } from '@cardpull/orders';
 import { checkAmount } from '@cardpull/partner-client';
 import { ApiError, FleetCounters, currentTraceparent } from '@cardpull/platform';
 import { CatalogService } from '../catalog/catalog.service';
@@ -23,7 +23,8 @@ export class OrdersService {
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     @Inject(FleetCounters) private readonly counters: FleetCounters,
-    private readonly repo: OrdersRepository,
+    private readonly intake: IntakeRepository,
+    private readonly reads: OrderReads,
     private readonly afterCommit: AfterCommit,
     private readonly catalog: CatalogService,
   ) {}
@@ -33,7 +34,7 @@ export class OrdersService {
     const refusal = await this.validate(input);
     if (refusal) {
       // A replay of an order accepted before the catalog changed is still a replay.
-      const existing = await this.repo.findByKey(client.client, idempotencyKey);
+      const existing = await this.intake.findByKey(client.client, idempotencyKey);
       if (!existing) throw refusal;
       return this.replayOrConflict(existing.requestHash === hash, existing.id, client.client);
     }
@@ -61,7 +62,7 @@ export class OrdersService {
       // The intake's trace (the request's span), kept with the order: a job re-created later goes on in it.
       traceParent: currentTraceparent() ?? null,
     };
-    const result = await this.repo.create(newOrder).catch((error: unknown) => {
+    const result = await this.intake.create(newOrder).catch((error: unknown) => {
       if (!(error instanceof SpendLimitExceeded)) throw error;
       const remaining = Math.max(0, error.limit - error.spentToday);
       throw new ApiError(422, 'spend_limit_exceeded', `This client's orders of today (UTC) come to ${error.spentToday} of its daily limit ${error.limit} (SPEND_LIMITS): ${remaining} remains, less than ${input.amount}`);
@@ -101,15 +102,14 @@ export class OrdersService {
   }
 
   async get(orderId: string, client: string): Promise<OrderDetail> {
-    const detail = isUuid(orderId) ? await this.repo.detail(orderId, client) : null;
+    const detail = isUuid(orderId) ? await this.reads.detail(orderId, client) : null;
     if (!detail) throw new ApiError(404, 'order_not_found', `No order ${orderId}`);
     return detail;
   }
 
   /** The client's own order by its Idempotency-Key (never another client's: the key is unique per client only). */
   async getByKey(idempotencyKey: string, client: string): Promise<OrderDetail> {
-    const order = await this.repo.findByKey(client, idempotencyKey);
-    const detail = order ? await this.repo.detail(order.id, client) : null;
+    const detail = await this.reads.byKey(client, idempotencyKey);
     if (!detail) throw new ApiError(404, 'order_not_found', `No order with the Idempotency-Key ${JSON.stringify(idempotencyKey)}`);
     return detail;
   }
@@ -134,7 +134,7 @@ export class OrdersService {
       while (Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, Math.min(interval, deadline - Date.now())));
         interval = Math.min(interval * 2, 500);
-        const status = (await this.repo.statuses([orderId])).get(orderId);
+        const status = (await this.reads.statuses([orderId])).get(orderId);
         if (status && terminal(status)) break;
       }
     } finally {

@@ -3,7 +3,7 @@ import { OrderMetrics } from '@cardpull/ops';
 import { Agent, request } from 'undici';
 import { SERVICE_CONFIG, callbackRules, callbackUrlProblem, publicOnlyLookup, type ServiceConfig } from '@cardpull/config';
 import { Vault } from '@cardpull/vault';
-import { CALLBACK_HEADERS, type CallbackEventRow, CallbacksRepository, OrdersRepository, signCallback, toOrderView } from '@cardpull/orders';
+import { CALLBACK_HEADERS, type CallbackEventRow, CallbacksRepository, OrderReads, signCallback, toOrderView } from '@cardpull/orders';
 
 export type DeliveryResult = { kind: 'done'; reason: string } | { kind: 'retry'; delayMs: number };
 
@@ -27,7 +27,7 @@ export class CallbackDeliverer {
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly callbacks: CallbacksRepository,
-    private readonly orders: OrdersRepository,
+    private readonly orders: OrderReads,
     private readonly vault: Vault,
     @Optional() private readonly metrics?: OrderMetrics,
   ) {

@@ -1,5 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { Injectable } from '@nestjs/common';
 import { BulkActionsRepository, OperatorActions, type ActionBy, type ActionDone, type ActionRefusal, type BulkActionKind } from '@cardpull/orders';
 import { PeriodicTask } from '../tasks/periodic-task';
 
@@ -16,17 +15,13 @@ const MAX_WAIT_FOR_CALL_MS = 15_000;
 @Injectable()
 export class BulkRunner extends PeriodicTask<number> {
   protected readonly taskName = 'bulk actions';
+  protected readonly every = 1_000;
 
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly bulk: BulkActionsRepository,
     private readonly actions: OperatorActions,
   ) {
     super();
-  }
-
-  protected intervalMs(): number {
-    return 1_000;
   }
 
   protected async tick(): Promise<number> {

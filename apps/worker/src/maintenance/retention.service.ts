@@ -1,5 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { Injectable } from '@nestjs/common';
 import { RetentionRepository } from '@cardpull/orders';
 import { PeriodicTask } from '../tasks/periodic-task';
 
@@ -23,16 +22,10 @@ const PAUSE_MS = 50;
 @Injectable()
 export class Retention extends PeriodicTask<RetentionReport> {
   protected readonly taskName = 'retention';
+  protected readonly every = 'RETENTION_INTERVAL_MS';
 
-  constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
-    private readonly repo: RetentionRepository,
-  ) {
+  constructor(private readonly repo: RetentionRepository) {
     super();
-  }
-
-  protected intervalMs(): number {
-    return this.config.RETENTION_INTERVAL_MS;
   }
 
   /** One run now (tests, operators' scripts), unless another worker is running it. */

@@ -1,5 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { Injectable } from '@nestjs/common';
 import { PartnerStatus } from '@cardpull/ops';
 import { PeriodicTask } from '../tasks/periodic-task';
 
@@ -14,18 +13,12 @@ import { PeriodicTask } from '../tasks/periodic-task';
 @Injectable()
 export class BalanceWatch extends PeriodicTask<boolean | null> {
   protected readonly taskName = 'balance watch check';
+  protected readonly every = 'BALANCE_WATCH_INTERVAL_MS';
   protected override readonly runAtStart = true;
   private low = false;
 
-  constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
-    private readonly partner: PartnerStatus,
-  ) {
+  constructor(private readonly partner: PartnerStatus) {
     super();
-  }
-
-  protected intervalMs(): number {
-    return this.config.BALANCE_WATCH_INTERVAL_MS;
   }
 
   protected tick(): Promise<boolean | null> {

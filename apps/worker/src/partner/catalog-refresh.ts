@@ -1,5 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { Injectable } from '@nestjs/common';
 import { CatalogSource } from '@cardpull/orders';
 import { PeriodicTask } from '../tasks/periodic-task';
 
@@ -7,17 +6,11 @@ import { PeriodicTask } from '../tasks/periodic-task';
 @Injectable()
 export class CatalogRefresh extends PeriodicTask<boolean> {
   protected readonly taskName = 'catalog refresh';
+  protected readonly every = 'CATALOG_REFRESH_INTERVAL_MS';
   protected override readonly runAtStart = true;
 
-  constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
-    private readonly source: CatalogSource,
-  ) {
+  constructor(private readonly source: CatalogSource) {
     super();
-  }
-
-  protected intervalMs(): number {
-    return this.config.CATALOG_REFRESH_INTERVAL_MS;
   }
 
   protected async tick(): Promise<boolean> {

@@ -1,5 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { Injectable } from '@nestjs/common';
 import { PartnerClient } from '@cardpull/partner-client';
 import { PartnerCircuit } from '@cardpull/orders';
 import { PeriodicTask } from '../tasks/periodic-task';
@@ -8,17 +7,13 @@ import { PeriodicTask } from '../tasks/periodic-task';
 @Injectable()
 export class CircuitProbe extends PeriodicTask<'closed' | 'still_open' | 'not_open'> {
   protected readonly taskName = 'circuit probe';
+  protected readonly every = 'CIRCUIT_PROBE_INTERVAL_MS';
 
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly circuit: PartnerCircuit,
     private readonly partner: PartnerClient,
   ) {
     super();
-  }
-
-  protected intervalMs(): number {
-    return this.config.CIRCUIT_PROBE_INTERVAL_MS;
   }
 
   protected tick() {

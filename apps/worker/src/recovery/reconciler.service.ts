@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import type { PullMode } from '@cardpull/db';
 import { AfterCommit, StepsRepository, leaseMs } from '@cardpull/orders';
 import { CALL_GATE, isHeldBack, type CallGate } from '@cardpull/partner-client';
@@ -37,9 +36,9 @@ const emptyReport = (): ReconcileReport => ({ checked: 0, resolved: 0, unchanged
 @Injectable()
 export class Reconciler extends PeriodicTask<ReconcileReport> {
   protected readonly taskName = 'reconciliation';
+  protected readonly every = 'RECONCILE_INTERVAL_MS';
 
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly steps: StepsRepository,
     private readonly asker: PartnerAsk,
     private readonly applier: DecisionApplier,
@@ -47,10 +46,6 @@ export class Reconciler extends PeriodicTask<ReconcileReport> {
     @Inject(CALL_GATE) private readonly gate: CallGate,
   ) {
     super();
-  }
-
-  protected intervalMs(): number {
-    return this.config.RECONCILE_INTERVAL_MS;
   }
 
   /** One pass, unless another worker is running one (a call while one runs here shares it). */

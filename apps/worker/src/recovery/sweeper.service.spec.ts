@@ -1,7 +1,6 @@
 import { Queue } from 'bullmq';
 import Redis from 'ioredis';
 import { Pool } from 'pg';
-import type { ServiceConfig } from '@cardpull/config';
 import { TaskLeases } from '@cardpull/db';
 import { CALLBACKS_QUEUE, ORDERS_QUEUE, callbackJobId, orderStepJobId, type CallbackJobData, type OrderJobData } from '@cardpull/queue';
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from '@cardpull/testing';
@@ -42,7 +41,7 @@ describe('Sweeper (real Postgres and Redis): every pending step and callback get
     callbackQueue = new Queue<CallbackJobData>(CALLBACKS_QUEUE, { connection: connection(), prefix: redis.prefix });
     orders = new OrderQueue(orderQueue);
     callbacks = new CallbackQueue(callbackQueue);
-    sweeper = new Sweeper({} as ServiceConfig, new StepsRepository(pool), orders, new PartnerCircuit(new PartnerStateRepository(pool), orders), callbacks, new CallbacksRepository(pool));
+    sweeper = new Sweeper(new StepsRepository(pool), orders, new PartnerCircuit(new PartnerStateRepository(pool), orders), callbacks, new CallbacksRepository(pool));
 
     // N orders waiting for a step an hour from now, plus one that ended (no step: nothing to enqueue).
     ({ rows: steps } = await pool.query<{ id: string; step_seq: number }>(

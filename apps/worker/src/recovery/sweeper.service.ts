@@ -1,9 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { Injectable } from '@nestjs/common';
 import { CallbackQueue, CallbacksRepository, OrderQueue, PartnerCircuit, StepsRepository } from '@cardpull/orders';
 import { callbackJobId, orderStepJobId } from '@cardpull/queue';
 import { PeriodicTask } from '../tasks/periodic-task';
-
 
 export interface SweepReport {
   swept: boolean;
@@ -20,10 +18,10 @@ export interface SweepReport {
 @Injectable()
 export class Sweeper extends PeriodicTask<SweepReport> {
   protected readonly taskName = 'sweep';
+  protected readonly every = 'SWEEP_INTERVAL_MS';
   protected override readonly runAtStart = true;
 
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly steps: StepsRepository,
     private readonly queue: OrderQueue,
     private readonly circuit: PartnerCircuit,
@@ -31,10 +29,6 @@ export class Sweeper extends PeriodicTask<SweepReport> {
     private readonly callbacks: CallbacksRepository,
   ) {
     super();
-  }
-
-  protected intervalMs(): number {
-    return this.config.SWEEP_INTERVAL_MS;
   }
 
   /** One sweep, unless another worker is sweeping; concurrent calls share it. */

@@ -4,10 +4,8 @@ import { PeriodicTask } from './periodic-task';
 /** A task whose runs are counted; the first one never settles (a Redis command lost in a failover). */
 class Stuck extends PeriodicTask<number> {
   protected readonly taskName = 'stuck test task';
+  protected readonly every = 60_000;
   runs = 0;
-  protected intervalMs(): number {
-    return 60_000;
-  }
   protected tick(): Promise<number> {
     this.runs++;
     return this.runs === 1 ? new Promise<number>(() => undefined) : Promise.resolve(this.runs);

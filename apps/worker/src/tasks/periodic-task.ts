@@ -1,5 +1,9 @@
 import { Inject, Logger, Optional, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { TaskLeases } from '@cardpull/db';
+
+/** A setting that holds a task's interval: SWEEP_INTERVAL_MS, RETENTION_INTERVAL_MS and the like. */
+export type IntervalSetting = { [K in keyof ServiceConfig]-?: K extends `${string}_INTERVAL_MS` ? (ServiceConfig[K] extends number ? K : never) : never }[keyof ServiceConfig];
 
 /**
  * A run on the timer goes ahead if the task's last run, in any process, started this share of an interval
@@ -27,11 +31,16 @@ export abstract class PeriodicTask<T> implements OnApplicationBootstrap, BeforeA
   private running?: Promise<T | null>;
   /** The fleet's claims (the worker provides them); without them (a task built by hand in a unit test) every run goes ahead. */
   @Optional() @Inject(TaskLeases) leases?: TaskLeases;
+  /**
+   * The settings, given to every task the same way as the leases (a property, so that a task's constructor
+   * lists only what the task itself needs). Not there yet while the constructor runs.
+   */
+  @Inject(SERVICE_CONFIG) protected readonly config!: ServiceConfig;
 
   /** What the log says when a run fails. */
   protected abstract readonly taskName: string;
-  /** Time between two runs (read at start). */
-  protected abstract intervalMs(): number;
+  /** Time between two runs (read at start): the setting that holds it, or a fixed number of ms. */
+  protected abstract readonly every: IntervalSetting | number;
   /**
    * Whether a run is claimed fleet-wide in Postgres (once per interval across the workers). A task that is
    * safe and cheap to run in every process, and ticks often, says false: no Postgres statements per tick.
@@ -87,6 +96,11 @@ export abstract class PeriodicTask<T> implements OnApplicationBootstrap, BeforeA
     } finally {
       await leases.release(this.taskName).catch((err: Error) => this.log.warn({ err: err.message }, `${this.taskName}: could not release its lease; it expires by itself`));
     }
+  }
+
+  /** Time between two runs, from `every` (a task whose interval is computed overrides this). */
+  protected intervalMs(): number {
+    return typeof this.every === 'number' ? this.every : this.config[this.every];
   }
 
   async beforeApplicationShutdown(): Promise<void> {

@@ -1,8 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
-import { OrderQueue, PollAging } from '@cardpull/orders';
+import { Injectable } from '@nestjs/common';
+import type { ServiceConfig } from '@cardpull/config';
+import { OrderQueue } from '@cardpull/orders';
 import { parsePartnerLimits } from '@cardpull/traffic';
 import { PeriodicTask } from '../tasks/periodic-task';
+import { PollAging } from './poll-aging';
 
 /** Every fifth of PARTNER_POLL_MAX_YIELD_MS (within 0.1-1 s): a poll waits at most that bound and one tick. */
 const tickMs = (maxYieldMs: number) => Math.min(1_000, Math.max(100, Math.round(maxYieldMs / 5)));
@@ -34,22 +35,20 @@ export class PollAger extends PeriodicTask<number> {
   // Every worker runs it (up to 10 ticks a second): its budget is counted in Redis, fleet-wide, and a poll
   // moved twice is skipped, so a Postgres claim per tick would buy nothing.
   protected override readonly fleetWide = false;
-  private readonly aging: PollAging;
+  private aging?: PollAging;
   private lastLogged = 0;
 
-  constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
-    queue: OrderQueue,
-  ) {
+  constructor(private readonly queue: OrderQueue) {
     super();
-    this.aging = queue.pollAging(config.PARTNER_POLL_MAX_YIELD_MS, Date.now, agedBudget(config));
   }
 
-  protected intervalMs(): number {
+  /** A fifth of the bound (see tickMs). */
+  protected get every(): number {
     return tickMs(this.config.PARTNER_POLL_MAX_YIELD_MS);
   }
 
   protected async tick(): Promise<number> {
+    this.aging ??= new PollAging(this.queue, this.config.PARTNER_POLL_MAX_YIELD_MS, Date.now, agedBudget(this.config));
     const aged = await this.aging.tick();
     if (aged > 0 && Date.now() - this.lastLogged > 10_000) {
       this.lastLogged = Date.now();

@@ -2,7 +2,7 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { CALLBACKS_QUEUE, callbackJobId, jobOf, type CallbackJobData } from '@cardpull/queue';
-import { OwnedQueue } from '../owned-queue';
+import { OwnedQueue } from '@cardpull/queue';
 
 /** Enqueues callback deliveries after their event is committed; a failure is only logged (the sweeper retries). */
 @Injectable()

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { OrderQueue } from '../order-queue.service';
+import { OrderQueue } from '../queue/order-queue.service';
 import { PartnerStateRepository, type CircuitState } from './partner-state.repository';
 
 export type { CircuitState };

@@ -1,4 +1,4 @@
-import { ORDER_STATUSES } from '../order.types';
+import { ORDER_STATUSES } from '../model/order.types';
 
 /** The operators' filter over orders (the operations page's Orders view and its JSON twin). */
 export interface OrderFilter {

@@ -3,7 +3,7 @@ import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import {
   CallbacksRepository,
   OperationsRepository,
-  OrdersRepository,
+  OrderReads,
   toOrderView,
   type AttemptRow,
   type CallbackDeliveryRow,
@@ -52,7 +52,7 @@ export class OrderInspector {
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly reads: OperationsRepository,
-    private readonly orders: OrdersRepository,
+    private readonly orders: OrderReads,
     private readonly callbacks: CallbacksRepository,
     private readonly vault: Vault,
   ) {}

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PG_POOL } from '@cardpull/db';
-import { CARD_COLUMNS, type CardRow } from './order.types';
+import { CARD_COLUMNS, type CardRow } from '../model/order.types';
 
 /** A card held for a refund or reuse: one of the order's cards that is not `orders.card_id`. */
 const HELD = `c.order_id = $1 AND c.partner_card_id = $2 AND c.role IN ('surplus', 'mismatch')

@@ -2,11 +2,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PG_POOL, preparesStatements, type AttemptState, type PullMode } from '@cardpull/db';
 import { DbClock } from './db-clock';
-import { ATTEMPT_COLUMNS, ORDER_COLUMNS, STEP_ORDER_COLUMNS, STEP_ORDER_FIELDS, type AttemptRow, type OrderRow, type ScheduledStep, type StepOrder } from './order.types';
+import { ATTEMPT_COLUMNS, ORDER_COLUMNS, STEP_ORDER_COLUMNS, STEP_ORDER_FIELDS, type AttemptRow, type OrderRow, type ScheduledStep, type StepOrder } from '../model/order.types';
 import { prepared } from './prepared';
 import { ORDER_RESULT, callOf, type ServerFunction } from './server-functions';
-import { SEND_STEPS_SQL } from './order-steps';
-import { mayYieldCardSql } from './attempt-facts';
+import { SEND_STEPS_SQL } from '../model/order-steps';
+import { mayYieldCardSql } from '../model/attempt-facts';
 import { noteSets, type AttemptNote } from './attempt-note';
 
 export interface CurrentStep<O extends StepOrder = OrderRow> {

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PG_POOL } from '@cardpull/db';
-import { mayYieldCardSql } from './attempt-facts';
+import { mayYieldCardSql } from '../model/attempt-facts';
 
 /**
  * Which orders may leave the hot tables: terminal (completed or failed) with no step, untouched for the

@@ -1,5 +1,5 @@
-import type { OrderDetail } from './orders.repository';
-import type { CardRow } from './order.types';
+import type { OrderDetail } from './order-reads.repository';
+import type { CardRow } from '../model/order.types';
 import { Vault, openCardField } from '@cardpull/vault';
 
 export interface OrderView {

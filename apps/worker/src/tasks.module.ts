@@ -4,15 +4,15 @@ import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { PG_POOL, TaskLeases } from '@cardpull/db';
 import { PartnerStatusModule } from '@cardpull/ops';
 import { OrdersCoreModule } from '@cardpull/orders';
-import { StepsModule } from '../steps/steps.module';
-import { BalanceWatch } from '../partner/balance-watch.service';
-import { BulkRunner } from '../maintenance/bulk-runner.service';
-import { CatalogRefresh } from '../partner/catalog-refresh';
-import { CircuitProbe } from '../partner/circuit-probe.service';
-import { PollAger } from '../traffic/poll-ager.service';
-import { Reconciler } from '../recovery/reconciler.service';
-import { Retention } from '../maintenance/retention.service';
-import { Sweeper } from '../recovery/sweeper.service';
+import { StepsModule } from './steps/steps.module';
+import { BalanceWatch } from './partner/balance-watch.service';
+import { BulkRunner } from './maintenance/bulk-runner.service';
+import { CatalogRefresh } from './partner/catalog-refresh';
+import { CircuitProbe } from './partner/circuit-probe.service';
+import { PollAger } from './traffic/poll-ager.service';
+import { Reconciler } from './recovery/reconciler.service';
+import { Retention } from './maintenance/retention.service';
+import { Sweeper } from './recovery/sweeper.service';
 
 const TASKS = [Sweeper, Reconciler, CircuitProbe, BalanceWatch, CatalogRefresh, PollAger, Retention, BulkRunner];
 

@@ -9,7 +9,7 @@ export interface QueueCounts {
 
 /**
  * The verbs every owner of a BullMQ queue gives its users (the sweeper's repair, the metrics' counts), so
- * that the queue itself stays its owner's: no class outside libs/orders holds a raw BullMQ queue, except
+ * that the queue itself stays its owner's: no class outside its owner (libs/orders: OrderQueue, CallbackQueue) holds a raw BullMQ queue, except
  * the job dashboard, which is handed its queues by OPERATOR_QUEUES.
  */
 export abstract class OwnedQueue<T> {

@@ -2,18 +2,17 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
-import type { OrderStep } from '@cardpull/db';
+import { TurnBatch, type OrderStep } from '@cardpull/db';
 import { currentTraceparent, withTimeout } from '@cardpull/platform';
-import { ORDERS_QUEUE, jobOf, orderStepJobId, type OrderJobData, type OrderJobName } from '@cardpull/queue';
-import type { ScheduledStep } from './order.types';
-import { OwnedQueue } from './owned-queue';
-import { PollAging } from './poll-aging';
-import { BACKGROUND_PRIORITY } from './queue-priorities';
+import { ORDERS_QUEUE, OwnedQueue, PriorityBand, jobOf, orderStepJobId, type BandRaise, type OrderJobData, type OrderJobName } from '@cardpull/queue';
+import type { ScheduledStep } from '../model/order.types';
+import { AGED_PRIORITY, BACKGROUND_PRIORITY } from './queue-priorities';
 import { FairShare } from './fair-share';
-import { isBackgroundStep, isSendStep } from './order-steps';
-import { TurnBatch } from './turn-batch';
+import { isBackgroundStep, isSendStep } from '../model/order-steps';
 
 const ENQUEUE_TIMEOUT_MS = 1_000;
+/** The set of polls moved ahead and still waiting, beside the queue's own keys (PriorityBand). */
+const AGED_SET = 'cardpull-aged';
 
 /** The orders queue's job names are the schema's steps, no more and no fewer (checked by the compiler). */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -45,6 +44,7 @@ export class OrderQueue extends OwnedQueue<OrderJobData> {
   private readonly log = new Logger(OrderQueue.name);
   private lastRedisError = 0;
   private readonly fair: FairShare;
+  private readonly agedPolls: PriorityBand;
   private readonly batch = new TurnBatch<Waiting>(MAX_SCHEDULE_BATCH, (waiting) => this.flush(waiting), MAX_SCHEDULES_IN_FLIGHT);
 
   constructor(
@@ -52,6 +52,7 @@ export class OrderQueue extends OwnedQueue<OrderJobData> {
     @Optional() @Inject(SERVICE_CONFIG) config?: Pick<ServiceConfig, 'CLIENT_WEIGHTS'>,
   ) {
     super(queue);
+    this.agedPolls = new PriorityBand(queue, BACKGROUND_PRIORITY, AGED_PRIORITY, AGED_SET);
     this.fair = new FairShare(Date.now, config?.CLIENT_WEIGHTS);
     // Without a listener BullMQ prints every reconnection error; one warning per 10 s says enough.
     queue.on('error', (err) => {
@@ -113,9 +114,13 @@ export class OrderQueue extends OwnedQueue<OrderJobData> {
     return this.queue.isPaused();
   }
 
-  /** The poll ager of this queue (poll-aging.ts): moves polls that waited too long ahead of creations. */
-  pollAging(maxYieldMs: number, now: () => number, maxAhead: number): PollAging {
-    return new PollAging(this.queue, maxYieldMs, now, maxAhead);
+  /**
+   * Moves polls and re-checks queued when the priority counter was `upToCounter` or less (null: none) ahead
+   * of every creation but a client's first (AGED_PRIORITY), at most `budget` of them waiting so at once,
+   * fleet-wide; and reads the counter now. The worker's poll ager decides which counter has waited too long.
+   */
+  raiseWaitingPolls(upToCounter: number | null, budget: number): Promise<BandRaise> {
+    return this.agedPolls.raise(upToCounter, budget);
   }
 
   private single(step: ScheduledStep) {

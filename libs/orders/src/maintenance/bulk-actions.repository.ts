@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PG_POOL } from '@cardpull/db';
-import { filterSql, type OrderFilter } from './read/order-filter';
+import { filterSql, type OrderFilter } from '../read/order-filter';
 
 export const BULK_ACTIONS = ['redrive', 'declare_dead', 'mark_failed'] as const;
 export type BulkActionKind = (typeof BULK_ACTIONS)[number];

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { contextFrom, withSpan } from '@cardpull/platform';
-import { AfterCommit } from './after-commit';
-import { isOpenAttempt, redriveStep } from './attempt-facts';
-import type { AttemptRow, OrderRow } from './order.types';
-import { firstStep } from './order-steps';
-import { StepsRepository, type CurrentStep } from './steps.repository';
-import { TransitionsRepository, type Transition } from './transitions.repository';
+import { AfterCommit } from '../write/after-commit';
+import { isOpenAttempt, redriveStep } from '../model/attempt-facts';
+import type { AttemptRow, OrderRow } from '../model/order.types';
+import { firstStep } from '../model/order-steps';
+import { StepsRepository, type CurrentStep } from '../write/steps.repository';
+import { TransitionsRepository, type Transition } from '../write/transitions.repository';
 
 /** Why an operator's action did not apply (the API turns it into an HTTP error, a bulk action counts it). */
 export type ActionRefusal = {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { CallbackQueue } from './callbacks/callback-queue.service';
-import { OrderQueue } from './order-queue.service';
-import type { ScheduledStep } from './order.types';
+import { CallbackQueue } from '../callbacks/callback-queue.service';
+import { OrderQueue } from '../queue/order-queue.service';
+import type { ScheduledStep } from '../model/order.types';
 
 /** What a committed transition leaves for the queues: the order's next step, and the callback events it wrote. */
 export interface Committed {

@@ -7,7 +7,7 @@
  */
 export const BACKGROUND_PRIORITY = 1_000;
 /**
- * A poll or re-check that has waited PARTNER_POLL_MAX_YIELD_MS in the queue (poll-aging.ts): before every
+ * A poll or re-check that has waited PARTNER_POLL_MAX_YIELD_MS in the queue (the worker's poll ager): before every
  * creation but a client's first (fair-share.ts), so new orders hold a poll back for a bounded time only.
  */
 export const AGED_PRIORITY = 1;

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool, QueryConfig } from 'pg';
 import { PG_POOL, preparesStatements, type AttemptState, type OrderStatus, type OrderStep, type PullMode } from '@cardpull/db';
-import type { CardRow } from './order.types';
-import { newRequestId } from './ids';
+import type { CardRow } from '../model/order.types';
+import { newRequestId } from '../model/ids';
 import { prepared } from './prepared';
 import { callOf, type ServerFunction } from './server-functions';
 import { noteSets, type AttemptNote } from './attempt-note';

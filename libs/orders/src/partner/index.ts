@@ -1,0 +1,6 @@
+export * from './catalog-source';
+export * from './catalog.repository';
+export * from './partner-circuit';
+export * from './partner-errors';
+export * from './partner-snapshots';
+export * from './partner-state.repository';

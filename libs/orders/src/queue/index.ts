@@ -1,0 +1,2 @@
+export * from './order-queue.service';
+export * from './queue-priorities';
