@@ -21,7 +21,7 @@ export class DependencyIndicators {
 
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
-    @Inject(SERVICE_CONFIG) config: ServiceConfig,
+    @Inject(SERVICE_CONFIG) config: Pick<ServiceConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>,
     private readonly health: HealthIndicatorService,
   ) {
     this.redis = createRedis(config, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });

@@ -34,7 +34,7 @@ import { OrderInspector } from './orders/order-inspector.service';
 })
 export class AdminModule implements OnModuleInit {
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(SERVICE_CONFIG) private readonly config: Pick<ServiceConfig, 'ADMIN_READ_ONLY'>,
     private readonly adapterHost: HttpAdapterHost,
     private readonly sessions: AdminSessions,
     private readonly revoked: RevokedSessionsRepository,

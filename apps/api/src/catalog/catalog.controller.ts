@@ -15,7 +15,7 @@ import { CatalogService } from './catalog.service';
 @CatalogDocs()
 export class CatalogController {
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(SERVICE_CONFIG) private readonly config: Pick<ServiceConfig, 'LOW_BALANCE_THRESHOLD'>,
     private readonly catalog: CatalogService,
     private readonly snapshots: PartnerSnapshots,
   ) {}

@@ -24,7 +24,7 @@ export class CatalogService implements OnApplicationBootstrap {
   private reloading?: Promise<void>;
 
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(SERVICE_CONFIG) private readonly config: Pick<ServiceConfig, 'CATALOG_REFRESH_INTERVAL_MS'>,
     private readonly stored: CatalogRepository,
     private readonly source: CatalogSource,
   ) {}

@@ -21,7 +21,7 @@ export type IntakeResult = { created: boolean; detail: OrderDetail };
 @Injectable()
 export class OrdersService {
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(SERVICE_CONFIG) private readonly config: Pick<ServiceConfig, 'CALLBACK_ALLOW_LOCAL' | 'CALLBACK_ALLOWED_HOSTS' | 'CALLBACK_SECRETS' | 'CALLBACK_URLS' | 'LONG_POLLS_PER_CLIENT' | 'SPEND_LIMITS'>,
     @Inject(FleetCounters) private readonly counters: FleetCounters,
     private readonly intake: IntakeRepository,
     private readonly reads: OrderReads,

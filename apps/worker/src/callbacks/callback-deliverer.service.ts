@@ -25,7 +25,7 @@ export class CallbackDeliverer {
   private readonly agent: Agent | undefined;
 
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(SERVICE_CONFIG) private readonly config: Pick<ServiceConfig, 'CALLBACK_ALLOW_LOCAL' | 'CALLBACK_ALLOWED_HOSTS' | 'CALLBACK_BACKOFF_MS' | 'CALLBACK_MAX_ATTEMPTS' | 'CALLBACK_SECRETS' | 'CALLBACK_TIMEOUT_MS'>,
     private readonly callbacks: CallbacksRepository,
     private readonly orders: OrderReads,
     private readonly vault: Vault,

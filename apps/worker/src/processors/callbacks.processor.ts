@@ -3,13 +3,13 @@ import type { Job } from 'bullmq';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { CALLBACKS_QUEUE, type CallbackJobData } from '@cardpull/queue';
 import { CallbackDeliverer } from '../callbacks/callback-deliverer.service';
-import { QueueProcessor } from './queue-processor';
+import { QueueProcessor, type ProcessorSettings } from './queue-processor';
 
 /** The processor of the callbacks queue: one job per event, re-delayed until delivered or given up. */
 @Injectable()
-export class CallbacksProcessor extends QueueProcessor<typeof CALLBACKS_QUEUE> {
+export class CallbacksProcessor extends QueueProcessor<typeof CALLBACKS_QUEUE, ProcessorSettings & Pick<ServiceConfig, 'CALLBACK_TIMEOUT_MS' | 'WORKER_LOCK_MS'>> {
   constructor(
-    @Inject(SERVICE_CONFIG) config: ServiceConfig,
+    @Inject(SERVICE_CONFIG) config: ProcessorSettings & Pick<ServiceConfig, 'CALLBACK_TIMEOUT_MS' | 'WORKER_LOCK_MS'>,
     private readonly deliverer: CallbackDeliverer,
   ) {
     super(CALLBACKS_QUEUE, ['deliver_callback'], config);

@@ -7,7 +7,7 @@ import { contextFrom, tracingOn, withSpan } from '@cardpull/platform';
 import { AfterCommit, BACKGROUND_PRIORITY, ORDER_STEP_NAMES, StepsRepository, isBackgroundStep } from '@cardpull/orders';
 import { ORDERS_QUEUE, type OrderJobData } from '@cardpull/queue';
 import { StepRunner } from '../steps/step-runner';
-import { QueueProcessor } from './queue-processor';
+import { QueueProcessor, type ProcessorSettings } from './queue-processor';
 
 /**
  * The processor of the orders queue. Thin (STYLE habit 4): it hands the job to the StepRunner and turns
@@ -21,9 +21,9 @@ import { QueueProcessor } from './queue-processor';
  * job run twice: the copy finds the lease held, or the step moved on.
  */
 @Injectable()
-export class OrderStepsProcessor extends QueueProcessor<typeof ORDERS_QUEUE> {
+export class OrderStepsProcessor extends QueueProcessor<typeof ORDERS_QUEUE, ProcessorSettings & Pick<ServiceConfig, 'WORKER_CONCURRENCY' | 'WORKER_LOCK_MS'>> {
   constructor(
-    @Inject(SERVICE_CONFIG) config: ServiceConfig,
+    @Inject(SERVICE_CONFIG) config: ProcessorSettings & Pick<ServiceConfig, 'WORKER_CONCURRENCY' | 'WORKER_LOCK_MS'>,
     private readonly steps: StepRunner,
     private readonly afterCommit: AfterCommit,
     private readonly pino: PinoLogger,

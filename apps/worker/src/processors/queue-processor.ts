@@ -19,6 +19,9 @@ export function closeBoundMs(
   return Math.max(config.PARTNER_TIMEOUT_MS, ...deadlines) + lockDuration + 5_000;
 }
 
+/** The settings a processor reads: its Redis connection, the stalled-job check, the partner deadlines its close waits for. */
+export type ProcessorSettings = Parameters<typeof closeBoundMs>[0] & Pick<ServiceConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'REDIS_PREFIX' | 'WORKER_STALLED_INTERVAL_MS'>;
+
 export interface ProcessorOptions {
   concurrency: number;
   /** How long a job's lock lasts; a live worker renews it every half of it. */
@@ -33,7 +36,7 @@ export interface ProcessorOptions {
  * (beforeApplicationShutdown runs before the database pool closes). A processor only decodes its job,
  * calls its runner and rethrows our own failures so BullMQ retries them (JOBS' options).
  */
-export abstract class QueueProcessor<Q extends QueueName> implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export abstract class QueueProcessor<Q extends QueueName, S extends ProcessorSettings = ProcessorSettings> implements OnApplicationBootstrap, BeforeApplicationShutdown {
   protected readonly log = new Logger(this.constructor.name);
   private worker?: Worker<PayloadOf<Q>>;
   private connection?: ConnectionOptions;
@@ -42,7 +45,7 @@ export abstract class QueueProcessor<Q extends QueueName> implements OnApplicati
     readonly queue: Q,
     /** The job names this processor handles (checked at start-up against the job list, JOBS). */
     readonly handles: readonly JobNameOf<Q>[],
-    protected readonly config: ServiceConfig,
+    protected readonly config: S,
   ) {}
 
   /** What one job is, in the log: "order step failed; retrying". */

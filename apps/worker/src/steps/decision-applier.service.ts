@@ -6,7 +6,7 @@ import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import type { OrderStep } from '@cardpull/db';
 import { Vault, sealCardField } from '@cardpull/vault';
 import { type CardRole, PartnerCircuit, RetentionRepository, StepsRepository, TransitionsRepository } from '@cardpull/orders';
-import { cardAnswer, type Decision } from './decision';
+import { cardAnswer, type Decision, type DecisionTimings } from './decision';
 import type { AttemptRow, StepOrder } from '@cardpull/orders';
 
 /** What the job that ran a step must do next with the queue. Delays are relative: no worker's clock is written. */
@@ -33,7 +33,7 @@ export class DecisionApplier {
   readonly actor = `worker:${process.pid}-${randomUUID().slice(0, 8)}`;
 
   constructor(
-    @Inject(SERVICE_CONFIG) readonly config: ServiceConfig,
+    @Inject(SERVICE_CONFIG) readonly config: DecisionTimings,
     private readonly transitions: TransitionsRepository,
     private readonly steps: StepsRepository,
     private readonly vault: Vault,

@@ -53,7 +53,7 @@ export class LeaseKeeper implements OnApplicationShutdown {
   readonly marginMs: number;
 
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(SERVICE_CONFIG) private readonly config: Pick<ServiceConfig, 'DATABASE_URL' | 'ORDER_LEASE_MS'>,
     private readonly steps: StepsRepository,
   ) {
     this.leaseMs = config.ORDER_LEASE_MS;

@@ -13,7 +13,7 @@ export type Condition = 'cleared' | 'not_cleared' | 'unknown';
 @Injectable()
 export class PartnerConditions {
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(SERVICE_CONFIG) private readonly config: Pick<ServiceConfig, 'AWAIT_RECHECK_INTERVAL_MS'>,
     private readonly snapshots: PartnerSnapshots,
   ) {}
 

@@ -47,7 +47,7 @@ export class OperationsMetrics implements OnModuleInit {
 
   constructor(
     @Inject(METRICS_REGISTRY) private readonly registry: Registry,
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(SERVICE_CONFIG) private readonly config: Pick<ServiceConfig, 'CARD_ENCRYPTION_KEYS' | 'LOW_BALANCE_THRESHOLD'>,
     private readonly reads: OperationsRepository,
     private readonly orderQueue: OrderQueue,
     private readonly callbackQueue: CallbackQueue,

@@ -33,7 +33,7 @@ export class PartnerStatus {
   private lastRefreshStartedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(SERVICE_CONFIG) private readonly config: Pick<ServiceConfig, 'LOW_BALANCE_THRESHOLD' | 'PARTNER_CACHE_TTL_MS'>,
     private readonly snapshots: PartnerSnapshots,
     private readonly circuit: PartnerCircuit,
   ) {}

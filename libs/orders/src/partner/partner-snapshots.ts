@@ -21,7 +21,7 @@ export class PartnerSnapshots {
   private readonly inflight = new Map<string, Promise<Snapshot<unknown> | null>>();
 
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(SERVICE_CONFIG) private readonly config: Pick<ServiceConfig, 'PARTNER_CACHE_TTL_MS'>,
     private readonly stored: PartnerStateRepository,
     private readonly partner: PartnerClient,
   ) {}

@@ -60,7 +60,7 @@ export class ApiKeyCheck {
   private readonly maxFailures: number;
 
   constructor(
-    @Inject(SERVICE_CONFIG) config: ServiceConfig,
+    @Inject(SERVICE_CONFIG) config: Pick<ServiceConfig, 'API_KEYS' | 'AUTH_FAILURES_PER_MINUTE'>,
     @Inject(FleetCounters) private readonly counters: FleetCounters,
   ) {
     this.keys = new ApiKeys(config.API_KEYS);

@@ -31,7 +31,7 @@ export class AdminLogin {
   private readonly log = new Logger(AdminLogin.name);
 
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(SERVICE_CONFIG) private readonly config: Pick<ServiceConfig, 'ADMIN_USERS'>,
     @Inject(FleetCounters) private readonly counters: FleetCounters,
   ) {}
 

@@ -67,7 +67,7 @@ export class AdminSessions {
   /** The verified claims behind each session object read or issued (for its renewal). */
   private readonly claims = new WeakMap<AdminSession, SessionClaims>();
 
-  constructor(@Inject(SERVICE_CONFIG) private readonly config: ServiceConfig) {
+  constructor(@Inject(SERVICE_CONFIG) private readonly config: Pick<ServiceConfig, 'ADMIN_READ_ONLY' | 'ADMIN_SESSION_IDLE_MS' | 'ADMIN_SESSION_SECRET' | 'ADMIN_SESSION_TTL_MS' | 'ADMIN_USERS'>) {
     this.secret = config.ADMIN_SESSION_SECRET ? Buffer.from(config.ADMIN_SESSION_SECRET, 'utf8') : randomBytes(32);
   }
 

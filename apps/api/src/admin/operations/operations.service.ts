@@ -60,7 +60,7 @@ export interface ErrorsModel {
 @Injectable()
 export class OperationsService {
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(SERVICE_CONFIG) private readonly config: Pick<ServiceConfig, 'ADMIN_USERS' | 'SPEND_LIMITS'>,
     private readonly reads: OperationsRepository,
     private readonly partnerPanel: PartnerPanel,
     private readonly partnerErrors: PartnerErrors,

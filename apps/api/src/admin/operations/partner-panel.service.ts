@@ -53,7 +53,7 @@ function unavailable(result: unknown): string | null {
 @Injectable()
 export class PartnerPanel {
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(SERVICE_CONFIG) private readonly config: Pick<ServiceConfig, 'LOW_BALANCE_THRESHOLD' | 'PARTNER_BASE_URL' | 'PARTNER_ENV'>,
     private readonly snapshots: PartnerSnapshots,
     private readonly circuit: PartnerCircuit,
     private readonly partnerErrors: PartnerErrors,

@@ -50,7 +50,7 @@ export interface OrderPageModel {
 @Injectable()
 export class OrderInspector {
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(SERVICE_CONFIG) private readonly config: Pick<ServiceConfig, 'API_KEYS'>,
     private readonly reads: OperationsRepository,
     private readonly orders: OrderReads,
     private readonly callbacks: CallbacksRepository,
