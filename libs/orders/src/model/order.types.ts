@@ -1,4 +1,4 @@
-import type { AttemptState, CardRole, OrderStatus, OrderStep, PullMode } from '@cardpull/db';
+import type { AttemptModel, CardModel, OrderModel, OrderStatus, OrderStep } from '@cardpull/db';
 
 /** An order's step as the queue carries it. */
 export interface ScheduledStep {
@@ -19,88 +19,59 @@ export interface ScheduledStep {
 
 export const TERMINAL_STATUSES: readonly OrderStatus[] = ['completed', 'failed'];
 
-/** An order row as the repositories read it (snake_case columns mapped to camelCase). */
-export interface OrderRow {
-  id: string;
-  client: string;
-  idempotencyKey: string;
-  requestHash: string;
-  status: OrderStatus;
-  mode: PullMode;
-  giftCardCode: string;
-  amount: number;
-  metadata: unknown;
-  errorCode: string | null;
-  errorMessage: string | null;
-  nextStep: OrderStep | null;
-  nextStepAt: Date | null;
-  stepSeq: number;
-  leaseOwner: string | null;
-  leaseExpiresAt: Date | null;
-  waitDeadline: Date | null;
-  callbackUrl: string | null;
-  /** The API key that created the order had cards:read: only then do its callbacks carry the card's secrets. */
-  callbackSecrets: boolean;
-  createdAt: Date;
-  updatedAt: Date;
-  completedAt: Date | null;
-  /** The order's card (set by the statement that completes it). */
-  cardId: string | null;
-  /** The W3C traceparent of the intake request (tracing on only): the order's trace. */
-  traceParent: string | null;
+/** True only when A and B are the same union: the field lists below are checked against the schema by the compiler. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
+/**
+ * The schema's field names (camelCase) become columns by one rule, `@map` to snake_case, which every
+ * model of prisma/schema.prisma follows; a field that broke it would fail every statement that reads it.
+ */
+const column = (field: string): string => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** The columns of `fields` for raw SQL under `alias`, each named as its field (`o.idempotency_key AS "idempotencyKey"`). */
+export function columnsOf(alias: string, fields: readonly string[]): string {
+  return fields.map((f) => `${alias}.${column(f)}${column(f) === f ? '' : ` AS "${f}"`}`).join(', ');
 }
 
-export interface AttemptRow {
-  requestId: string;
-  orderId: string;
-  seq: number;
-  kind: PullMode;
-  state: AttemptState;
-  partnerStatus: string | null;
-  errorCode: string | null;
-  errorMessage: string | null;
-  callCount: number;
-  firstSentAt: Date | null;
-  lastSentAt: Date | null;
-  unknownSince: Date | null;
-  notFoundSince: Date | null;
-  /** Set only by an operator's declaration that the ID is dead. */
-  declaredDeadAt: Date | null;
-  declaredDeadBy: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
+/**
+ * The fields of an order the repositories read: every field of the schema's Order (prisma/schema.prisma,
+ * where each is explained) but `disputedAt`, which only retention reads. A field added to the schema fails
+ * the build here until it is listed or left out on purpose.
+ */
+export const ORDER_FIELDS = [
+  'id', 'client', 'idempotencyKey', 'requestHash', 'status', 'mode', 'giftCardCode', 'amount', 'metadata', 'errorCode',
+  'errorMessage', 'nextStep', 'nextStepAt', 'stepSeq', 'leaseOwner', 'leaseExpiresAt', 'waitDeadline', 'callbackUrl',
+  'callbackSecrets', 'createdAt', 'updatedAt', 'completedAt', 'cardId', 'traceParent',
+] as const satisfies readonly (keyof OrderModel)[];
+const ORDERS_LISTED: Same<(typeof ORDER_FIELDS)[number] | 'disputedAt', keyof OrderModel> = true;
 
-export interface CardRow {
-  id: string;
-  orderId: string;
-  requestId: string;
-  partnerCardId: string;
-  keyId: string;
+/** Every field of the schema's Attempt. */
+export const ATTEMPT_FIELDS = [
+  'requestId', 'orderId', 'seq', 'kind', 'state', 'partnerStatus', 'errorCode', 'errorMessage', 'callCount', 'firstSentAt',
+  'lastSentAt', 'unknownSince', 'notFoundSince', 'declaredDeadAt', 'declaredDeadBy', 'createdAt', 'updatedAt',
+] as const satisfies readonly (keyof AttemptModel)[];
+const ATTEMPTS_LISTED: Same<(typeof ATTEMPT_FIELDS)[number], keyof AttemptModel> = true;
+
+/** Every field of the schema's Card. */
+export const CARD_FIELDS = [
+  'id', 'orderId', 'requestId', 'partnerCardId', 'keyId', 'codeEnc', 'pinEnc', 'expireAt', 'amount', 'giftCardCode',
+  'pdfUrl', 'pdfEnc', 'role', 'mismatch', 'createdAt',
+] as const satisfies readonly (keyof CardModel)[];
+const CARDS_LISTED: Same<(typeof CARD_FIELDS)[number], keyof CardModel> = true;
+void [ORDERS_LISTED, ATTEMPTS_LISTED, CARDS_LISTED];
+
+/** An order row as the repositories read it: the schema's types, `metadata` as the JSON it is. */
+export type OrderRow = Omit<Pick<OrderModel, (typeof ORDER_FIELDS)[number]>, 'metadata'> & { metadata: unknown };
+export type AttemptRow = Pick<AttemptModel, (typeof ATTEMPT_FIELDS)[number]>;
+/** A card row: the sealed columns as node-postgres returns bytea (Buffers). */
+export type CardRow = Omit<Pick<CardModel, (typeof CARD_FIELDS)[number]>, 'codeEnc' | 'pinEnc' | 'pdfEnc'> & {
   codeEnc: Buffer;
   pinEnc: Buffer | null;
-  expireAt: Date | null;
-  amount: number;
-  giftCardCode: string;
-  /** Legacy: the PDF link in clear, from before pdf_enc (vault:reencrypt seals it). */
-  pdfUrl: string | null;
-  /** The PDF link, sealed like code and PIN (the link opens the card). */
   pdfEnc: Buffer | null;
-  /** The order's card, a surplus, or a card that does not match its order. */
-  role: CardRole;
-  /** How it differs from its order, or null. */
-  mismatch: string | null;
-  createdAt: Date;
-}
+};
 
-/** Columns of `orders` in the order of OrderRow, for raw SQL. */
-export const ORDER_COLUMNS = `o.id, o.client, o.idempotency_key AS "idempotencyKey", o.request_hash AS "requestHash", o.status,
-  o.mode, o.gift_card_code AS "giftCardCode", o.amount, o.metadata, o.error_code AS "errorCode",
-  o.error_message AS "errorMessage", o.next_step AS "nextStep", o.next_step_at AS "nextStepAt", o.step_seq AS "stepSeq",
-  o.lease_owner AS "leaseOwner", o.lease_expires_at AS "leaseExpiresAt", o.wait_deadline AS "waitDeadline",
-  o.callback_url AS "callbackUrl", o.callback_secrets AS "callbackSecrets",
-  o.created_at AS "createdAt", o.updated_at AS "updatedAt", o.completed_at AS "completedAt", o.card_id AS "cardId",
-  o.trace_parent AS "traceParent"`;
+/** Columns of `orders` in the order of ORDER_FIELDS, for raw SQL (alias `o`). */
+export const ORDER_COLUMNS = columnsOf('o', ORDER_FIELDS);
 
 /**
  * What a step needs of its order (StepsRepository.take answers only these): the columns the step runner,
@@ -116,16 +87,11 @@ export const STEP_ORDER_FIELDS = [
 export type StepOrder = Pick<OrderRow, (typeof STEP_ORDER_FIELDS)[number]>;
 
 /** The columns of STEP_ORDER_FIELDS, for raw SQL (alias `o`). */
-export const STEP_ORDER_COLUMNS = STEP_ORDER_FIELDS.map((f) => `o.${f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}${/[A-Z]/.test(f) ? ` AS "${f}"` : ''}`).join(', ');
+export const STEP_ORDER_COLUMNS = columnsOf('o', STEP_ORDER_FIELDS);
 
-export const ATTEMPT_COLUMNS = `a.request_id AS "requestId", a.order_id AS "orderId", a.seq, a.kind, a.state,
-  a.partner_status AS "partnerStatus", a.error_code AS "errorCode", a.error_message AS "errorMessage",
-  a.call_count AS "callCount", a.first_sent_at AS "firstSentAt", a.last_sent_at AS "lastSentAt",
-  a.unknown_since AS "unknownSince", a.not_found_since AS "notFoundSince", a.declared_dead_at AS "declaredDeadAt",
-  a.declared_dead_by AS "declaredDeadBy", a.created_at AS "createdAt", a.updated_at AS "updatedAt"`;
+/** Columns of `attempts` (alias `a`) and `cards` (alias `c`), for raw SQL. */
+export const ATTEMPT_COLUMNS = columnsOf('a', ATTEMPT_FIELDS);
 
-export const CARD_COLUMNS = `c.id, c.order_id AS "orderId", c.request_id AS "requestId", c.partner_card_id AS "partnerCardId",
-  c.key_id AS "keyId", c.code_enc AS "codeEnc", c.pin_enc AS "pinEnc", c.expire_at AS "expireAt", c.amount,
-  c.gift_card_code AS "giftCardCode", c.pdf_url AS "pdfUrl", c.pdf_enc AS "pdfEnc", c.role, c.mismatch, c.created_at AS "createdAt"`;
+export const CARD_COLUMNS = columnsOf('c', CARD_FIELDS);
 
 export const ORDER_STATUSES = ['pending', 'in_progress', 'awaiting_funds', 'awaiting_stock', 'completed', 'failed', 'needs_attention'] as const;
