@@ -7,4 +7,5 @@ export * from './callbacks';
 export * from './read';
 export * from './maintenance';
 export * from './partner';
+export * from './ledger';
 export * from './orders.module';

@@ -1,0 +1,66 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Pool, PoolClient } from 'pg';
+import { PG_POOL } from '@cardpull/db';
+
+/** The ledger's accounts (the schema's LedgerAccount): where money is, per partner account. */
+export const LEDGER_ACCOUNTS = ['float', 'reserved', 'in_doubt', 'spent', 'surplus', 'adjustments'] as const;
+export type LedgerAccount = (typeof LEDGER_ACCOUNTS)[number];
+
+/** One leg: a debit (positive) or a credit (negative) of an account, in the currency's minor unit. */
+export interface LedgerLeg {
+  partnerAccount: string;
+  account: LedgerAccount;
+  amount: number;
+  currency: string;
+}
+
+/** One movement of money: its legs sum to zero per currency (the database refuses the commit otherwise). */
+export interface LedgerMovement {
+  kind: string;
+  orderId?: string | null;
+  requestId?: string | null;
+  actor: string;
+  reason?: string | null;
+  legs: LedgerLeg[];
+}
+
+type Queryable = Pick<Pool | PoolClient, 'query'>;
+
+/**
+ * The transaction and its legs in one statement. Run inside the caller's transaction (the order change that
+ * causes it), it commits or rolls back with it; the database checks the balance when that transaction
+ * commits (migration 20261128180000_ledger).
+ */
+const POST_SQL = `WITH t AS (
+    INSERT INTO ledger_transactions (kind, order_id, request_id, actor, reason) VALUES ($1, $2, $3, $4, $5) RETURNING id
+  )
+  INSERT INTO ledger_entries (transaction_id, partner_account, account, amount, currency)
+  SELECT t.id, e.partner_account, e.account::"LedgerAccount", e.amount, e.currency
+  FROM t, jsonb_to_recordset($6::jsonb) AS e(partner_account text, account text, amount bigint, currency text)
+  RETURNING transaction_id AS id`;
+
+/**
+ * The double-entry ledger (issue 24): append-only and balanced, both kept by the database itself, so that
+ * no writer (the service, a script, an operator at psql) can change what was written or record money that
+ * came from nowhere. Corrections are new transactions.
+ */
+@Injectable()
+export class LedgerRepository {
+  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+
+  /** Records one movement (inside `db`'s transaction when given); answers its id. */
+  async post(movement: LedgerMovement, db: Queryable = this.pool): Promise<string> {
+    const legs = movement.legs.map((l) => ({ partner_account: l.partnerAccount, account: l.account, amount: l.amount, currency: l.currency }));
+    const { rows } = await db.query<{ id: string }>(POST_SQL, [movement.kind, movement.orderId ?? null, movement.requestId ?? null, movement.actor, movement.reason ?? null, JSON.stringify(legs)]);
+    return rows[0]!.id;
+  }
+
+  /** Every account's balance of one partner account, per currency (accounts without entries are absent). */
+  async balances(partnerAccount: string): Promise<{ account: LedgerAccount; currency: string; balance: number }[]> {
+    const { rows } = await this.pool.query<{ account: LedgerAccount; currency: string; balance: string }>(
+      `SELECT account, currency, sum(amount) AS balance FROM ledger_entries WHERE partner_account = $1 GROUP BY account, currency ORDER BY account, currency`,
+      [partnerAccount],
+    );
+    return rows.map((r) => ({ ...r, balance: Number(r.balance) }));
+  }
+}
