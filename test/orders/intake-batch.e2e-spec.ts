@@ -215,8 +215,9 @@ describe('intake while Redis is down, orders sent together: all accepted (the fa
       );
       const elapsed = Date.now() - started;
       expect(res.map((r) => r.status)).toEqual(res.map(() => 202));
-      // The enqueue gives up after 1 s: nobody waits for Redis much longer than that.
-      expect(elapsed).toBeLessThan(5_000);
+      // The enqueue gives up after 1 s: nobody waits for Redis (ioredis would retry for ever). The bound is
+      // loose on purpose: a loaded machine takes seconds for the twelve POSTs themselves.
+      expect(elapsed).toBeLessThan(15_000);
       const ids: string[] = res.map((r) => r.body.order.id);
       // What the API logged for the enqueues it could not make: every order, and several in one batch (addBulk).
       const failedBatches = api.logs

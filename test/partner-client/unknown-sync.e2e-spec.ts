@@ -39,7 +39,8 @@ describe('Timeout (answer held past the client deadline) -> unknown/timeout; the
     // undici's headersTimeout (set to timeoutMs by the client) runs on its 500 ms-resolution fast timers,
     // so the deadline may fire up to ~500 ms early; the AbortSignal bounds it from above.
     expect(elapsed).toBeGreaterThanOrEqual(TIMEOUT_MS - 500);
-    expect(elapsed).toBeLessThan(TIMEOUT_MS + 1_500);
+    // Well before the 5 s hang ends (with room for a loaded machine): the client's own deadline ended it.
+    expect(elapsed).toBeLessThan(TIMEOUT_MS + 3_500);
     await replayGetsTheIssuedCard(requestId, 'ACME-BOOKS-FIXED', 2500);
   });
 

@@ -266,7 +266,8 @@ describe('RedisCallGate (real Redis)', () => {
     const started = Date.now();
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => g.acquire('create', { maxWaitMs: 1_000, rank: 20 - i })));
     expect(answers.filter(isHeldBack)).toEqual([]);
-    expect(Date.now() - started).toBeLessThan(500);
+    // Under the 1 s each may wait, with room for a loaded machine (was 500 ms).
+    expect(Date.now() - started).toBeLessThan(900);
   });
 
   it('nothing configured and nothing learned: every call is admitted without a Redis round trip, after a slow start in the process', async () => {
