@@ -1,5 +1,5 @@
 import { useSimulator } from '../support/simulator';
-import { balanceOf, createPullRequest, ENVELOPE, followPullRequest, get, getPullRequest } from './support/partner';
+import { balanceOf, createPullRequest, ENVELOPE, followPullRequest, get, getPullRequest, seedCostNow } from './support/partner';
 
 // Long enough that `waiting` is still seen after a few other calls on a loaded machine.
 const sim = useSimulator({ SIM_ASYNC_DELAY_MS: '1200' });
@@ -31,12 +31,12 @@ describe('Pull request states: waiting -> processing -> success, card filled at 
 
   it('stock and balance are reserved at creation, and the card is issued only at success', async () => {
     await createPullRequest(sim, 'ACME-BOOKS-FIXED', 10000, 'reserve-1');
-    expect(await balanceOf(sim)).toBe(1_000_000 - 100);
+    expect(await balanceOf(sim)).toBeCloseTo(1_000_000 - seedCostNow('ACME-BOOKS-FIXED', 10000), 2);
     const inventory = await get(sim, '/partners/v1/inventories/ACME-BOOKS-FIXED');
     expect(inventory.body.inventories.stocks).toContainEqual({ facial_value: 10000, owned_quantity: 49, shared_quantity: 0 });
     expect((await sim.control.ledger()).cards).toEqual([]);
     await followPullRequest(sim, 'reserve-1');
-    expect(await balanceOf(sim)).toBe(1_000_000 - 100);
+    expect(await balanceOf(sim)).toBeCloseTo(1_000_000 - seedCostNow('ACME-BOOKS-FIXED', 10000), 2);
     expect((await sim.control.ledger()).cards).toHaveLength(1);
   });
 });
@@ -46,7 +46,7 @@ describe('Pull request states: failure during the pull -> error (async_error fau
     await sim.control.addFault({ endpoint: 'pull_requests', mode: 'async_error' });
     const created = await createPullRequest(sim, 'ACME-BOOKS-FIXED', 10000, 'fails-1');
     expect(created.body.pull_request.status).toBe('waiting');
-    expect(await balanceOf(sim)).toBe(1_000_000 - 100);
+    expect(await balanceOf(sim)).toBeCloseTo(1_000_000 - seedCostNow('ACME-BOOKS-FIXED', 10000), 2);
     const { statuses, last } = await followPullRequest(sim, 'fails-1');
     expect(statuses).toEqual(['waiting', 'processing', 'error']);
     expect(last.body.pull_request.card).toBeNull();

@@ -3,27 +3,27 @@ import { balanceOf, createPullRequest, ENVELOPE, followPullRequest, get, pullSyn
 
 const sim = useSimulator();
 
-describe('Balance: pulling a card draws amount / 100 currency units (amounts in minor units)', () => {
-  it('sync and async pulls each draw their amount, exactly', async () => {
+describe('Balance: pulling a card draws its cost, the face value less the discount in force (amounts in minor units, the balance in currency units)', () => {
+  it('sync and async pulls each draw their cost, exactly', async () => {
     await sim.control.setBalance(100);
-    await pullSync(sim, 'ACME-BOOKS-FIXED', 2500);
-    expect(await balanceOf(sim)).toBe(75);
-    await pullSync(sim, 'FAST-FREE', 101);
-    expect(await balanceOf(sim)).toBe(73.99);
-    await createPullRequest(sim, 'NOVA-GAMES-FREE', 1300, 'money-1');
+    await pullSync(sim, 'NOVA-GAMES-FREE', 2500); // 2 % off: 24.50
+    expect(await balanceOf(sim)).toBe(75.5);
+    await pullSync(sim, 'FAST-FREE', 101); // no discount
+    expect(await balanceOf(sim)).toBe(74.49);
+    await createPullRequest(sim, 'NOVA-GAMES-FREE', 1300, 'money-1'); // 12.74
     await followPullRequest(sim, 'money-1');
-    expect(await balanceOf(sim)).toBe(60.99);
+    expect(await balanceOf(sim)).toBe(61.75);
   });
 
-  it('not_enough_funds when the balance is below the amount; nothing is drawn', async () => {
+  it('not_enough_funds when the balance is below the cost; nothing is drawn', async () => {
     await sim.control.setBalance(30);
-    expect((await pullSync(sim, 'ACME-BOOKS-FIXED', 2500)).status).toBe(200);
-    expect(await balanceOf(sim)).toBe(5);
+    expect((await pullSync(sim, 'NOVA-GAMES-FREE', 2500)).status).toBe(200);
+    expect(await balanceOf(sim)).toBe(5.5);
     expect(await pullSync(sim, 'ACME-BOOKS-FIXED', 1000)).toMatchObject(ENVELOPE(422, 'not_enough_funds', 'unprocessable_entity'));
     expect(await createPullRequest(sim, 'ACME-BOOKS-FIXED', 1000, 'poor-1')).toMatchObject({ status: 422 });
-    expect(await balanceOf(sim)).toBe(5);
+    expect(await balanceOf(sim)).toBe(5.5);
     // Exactly enough is enough.
-    expect((await pullSync(sim, 'NOVA-GAMES-FREE', 500)).status).toBe(200);
+    expect((await pullSync(sim, 'FAST-FREE', 550)).status).toBe(200);
     expect(await balanceOf(sim)).toBe(0);
   });
 });

@@ -1,6 +1,6 @@
 import { useSimulator } from '../support/simulator';
 import { sleep } from '@cardpull/testing';
-import { balanceOf, call, ENVELOPE, pullSync } from './support/partner';
+import { balanceOf, call, ENVELOPE, pullSync, seedCostNow } from './support/partner';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -15,7 +15,7 @@ describe('POST /cards rule: repeating the call with the same request ID returns 
     expect(second.text).toBe(first.text);
     const ledger = await sim.control.ledger();
     expect(ledger.cards.map((c) => [c.id, c.request_id, c.via])).toEqual([[first.body.card.id, 'same-1', 'sync']]);
-    expect(await balanceOf(sim)).toBe(1_000_000 - 25);
+    expect(await balanceOf(sim)).toBeCloseTo(1_000_000 - seedCostNow('ACME-BOOKS-FIXED', 2500), 2);
   });
 
   it('a repeat with a different body still gets the first answer', async () => {

@@ -224,6 +224,7 @@ export const API_ERROR_STATUS = {
   internal_error: 500,
   database_unavailable: 503,
   partner_unavailable: 503,
+  pricing_refused: 503,
 } as const;
 
 export type ApiErrorCode = keyof typeof API_ERROR_STATUS;

@@ -103,6 +103,9 @@ export class InternalError extends CardpullError {
 export class PartnerUnavailableError extends CardpullError {
   declare readonly code: 'partner_unavailable';
 }
+export class PricingRefusedError extends CardpullError {
+  declare readonly code: 'pricing_refused';
+}
 export class DatabaseUnavailableError extends CardpullError {
   declare readonly code: 'database_unavailable';
 }
@@ -131,6 +134,7 @@ export const ERROR_CLASSES: { readonly [C in ApiErrorCode]: ErrorClass<C> } = {
   too_many_requests: TooManyRequestsError,
   internal_error: InternalError,
   partner_unavailable: PartnerUnavailableError,
+  pricing_refused: PricingRefusedError,
   database_unavailable: DatabaseUnavailableError,
 };
 

@@ -71,6 +71,18 @@ const serviceObject = z.object({
     PARTNER_SHARED_KEY: requiredHexKey(REQUIRED_OUTSIDE_LOCAL),
     /** `example`: verb+url+payload+identifier+timestamp (the spec's worked example); `formula`: without the identifier. */
     PARTNER_SIGNATURE_FORM: enumSetting(['example', 'formula'], 'example'),
+    /** The unit of the catalog's `discount` (not shown by the spec): `percent` (3.5 is 3.5 % off) or `fraction` (0.035). */
+    PARTNER_DISCOUNT_UNIT: enumSetting(['percent', 'fraction'], 'percent'),
+    /** The unit of `balance.amount` (not shown): `major` (a decimal in currency units, 25.00) or `minor` (an integer, 2500). */
+    PARTNER_BALANCE_UNIT: enumSetting(['major', 'minor'], 'major'),
+    /** The partner account's currency (ISO 4217; the spec shows none): the ledger's entries are in its minor unit. */
+    PARTNER_CURRENCY: z
+      .string()
+      .trim()
+      .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code of three capital letters')
+      .prefault('EUR'),
+    /** The ledger's name for this partner account (its entries are per partner account). */
+    PARTNER_ACCOUNT: textSetting('partner', 100),
     /** A file holding CARD_ENCRYPTION_KEYS (one entry per line): a secret manager's mount, or the data keys a KMS unwrapped at start. */
     CARD_ENCRYPTION_KEYS_FILE: z.string().optional(),
     CARD_ENCRYPTION_KEYS: requiredText(REQUIRED_OUTSIDE_LOCAL, 100_000).transform((v, ctx) =>

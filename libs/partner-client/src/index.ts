@@ -8,3 +8,4 @@ export * from './signature';
 export * from './types';
 export * from './partner.module';
 export * from './schemas';
+export * from './pricing';

@@ -7,3 +7,4 @@ export * from './invariants';
 export * from './pgbouncer';
 export * from './redis-cluster';
 export * from './test-queue';
+export * from './ledger-check';

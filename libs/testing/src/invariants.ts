@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import type { LedgerView } from '@cardpull/sim-contract';
+import { checkLedger } from './ledger-check';
 
 export interface DbSnapshot {
   orders: { id: string; status: string; next_step: string | null; next_step_at: Date | null; error_code: string | null; error_message: string | null; card_id: string | null }[];
@@ -65,6 +66,8 @@ export const declaredDeadWithoutWord = (a: Pick<Attempt, 'state' | 'partner_stat
 /** checkInvariants against a stack's database and its simulator's ledger, as an expectation (a suite's last check). */
 export async function expectInvariants(stack: { db: { url: string }; sim: { control: { ledger(): Promise<LedgerView> } } }): Promise<void> {
   expect(checkInvariants(await snapshot(stack.db.url), await stack.sim.control.ledger())).toEqual([]);
+  // The money ledger against the orders (issue 24): it moves in the same transactions, so it agrees at any moment.
+  expect((await checkLedger(stack.db.url)).problems).toEqual([]);
 }
 
 /**

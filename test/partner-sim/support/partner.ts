@@ -1,4 +1,6 @@
+import { costOf, discountInForce, discountPpm } from '@cardpull/partner-client';
 import { sendRequest, type SimResponse } from '@cardpull/testing';
+import { seedCatalog } from '../../../apps/partner-sim/src/catalog/seed';
 import { type SimHandle } from '../../support/simulator';
 import { authorizationOf, hmacHexOf, payloadOf, tokenOf } from './signer';
 
@@ -107,3 +109,12 @@ export const ENVELOPE = (httpStatus: number, code: string, status: string) => ({
   status: httpStatus,
   body: { errors: [{ code, message: expect.any(String) }], status },
 });
+
+/**
+ * What a card of the seed catalog's gift card `code` costs now, in currency units: its face value less the
+ * discount in force (the seed's scheduled discounts decide), as the simulator draws it from the balance.
+ */
+export function seedCostNow(code: string, amount: number): number {
+  const giftCard = seedCatalog('staging').find((e) => e.giftCard.code === code)!.giftCard;
+  return costOf(amount, discountPpm(discountInForce(giftCard, new Date()), 'percent')) / 100;
+}

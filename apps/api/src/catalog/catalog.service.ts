@@ -1,7 +1,15 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { CatalogRepository, CatalogSource } from '@cardpull/orders';
-import type { GiftCard } from '@cardpull/partner-client';
+import { PricingRefused, catalogSnapshot, costOf, discountInForce, discountPpm, type GiftCard } from '@cardpull/partner-client';
+import { ApiError } from '@cardpull/platform';
+
+/** An order's price, fixed at intake (IntakeRepository's NewOrder.price). */
+export interface OrderPrice {
+  discountPpm: number;
+  cost: number;
+  catalogSnapshot: string;
+}
 
 /** Minimum time between two partner reads caused by a miss (an unknown code must not hammer the partner). */
 const MISS_REFRESH_MIN_INTERVAL_MS = 5_000;
@@ -22,9 +30,11 @@ export class CatalogService implements OnApplicationBootstrap {
   private loadedAt = 0;
   private lastMissRefresh = 0;
   private reloading?: Promise<void>;
+  /** Each gift card's snapshot id, computed once per catalog load (a digest of its content). */
+  private snapshots = new WeakMap<GiftCard, string>();
 
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: Pick<ServiceConfig, 'CATALOG_REFRESH_INTERVAL_MS'>,
+    @Inject(SERVICE_CONFIG) private readonly config: Pick<ServiceConfig, 'CATALOG_REFRESH_INTERVAL_MS' | 'PARTNER_DISCOUNT_UNIT'>,
     private readonly stored: CatalogRepository,
     private readonly source: CatalogSource,
   ) {}
@@ -44,6 +54,25 @@ export class CatalogService implements OnApplicationBootstrap {
       await this.fromPartner();
     }
     return this.cards.get(code);
+  }
+
+  /**
+   * The price of a card of `amount` of this gift card now (issue 24): the discount in force (its scheduled
+   * discounts decide), in the configured unit, and the cost at it. A discount the unit cannot read is a 503
+   * `pricing_refused` naming the setting: no order is accepted at a price we cannot compute.
+   */
+  price(giftCard: GiftCard, amount: number, at = new Date()): OrderPrice {
+    let ppm: number;
+    try {
+      ppm = discountPpm(discountInForce(giftCard, at), this.config.PARTNER_DISCOUNT_UNIT);
+    } catch (error) {
+      if (!(error instanceof PricingRefused)) throw error;
+      this.log.error({ giftCard: giftCard.code, setting: error.setting, err: error.message }, 'a partner discount contradicts its configured unit');
+      throw new ApiError(503, 'pricing_refused', `Gift card ${giftCard.code}: ${error.message}; the order was not accepted`);
+    }
+    let snapshot = this.snapshots.get(giftCard);
+    if (!snapshot) this.snapshots.set(giftCard, (snapshot = catalogSnapshot(giftCard).id));
+    return { discountPpm: ppm, cost: costOf(amount, ppm), catalogSnapshot: snapshot };
   }
 
   list(): { cards: GiftCard[]; refreshedAt: Date | null } {

@@ -85,6 +85,11 @@ export const API_ERRORS = {
     when: 'Our database gave no connection in time (the service is overloaded) or cannot be reached. Nothing was done: try again after Retry-After, with the same Idempotency-Key for a creation',
     example: 'The service is busy (no database connection within 5 s); nothing was done: try again in 1 s',
   },
+  pricing_refused: {
+    status: 503,
+    when: "The gift card's discount cannot be read in the configured unit (PARTNER_DISCOUNT_UNIT: a discount above 100 %, negative, or a fraction above 1): no order is accepted at a price that cannot be computed. An operator must check the setting; nothing was recorded",
+    example: 'Gift card ACME-BOOKS-FIXED: a discount of 3.5 cannot be read as a fraction (0 to 1); check PARTNER_DISCOUNT_UNIT; the order was not accepted',
+  },
   partner_unavailable: {
     status: 503,
     when: 'The partner did not answer and nothing is cached yet (balance, inventories); try again shortly',

@@ -104,6 +104,7 @@ export const CreateOrderDocs = () =>
       'callback_not_configured',
       'callback_url_refused',
       'spend_limit_exceeded',
+      'pricing_refused',
     ),
   );
 

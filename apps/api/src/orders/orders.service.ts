@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_CONFIG, callbackRules, callbackUrlProblem, type ApiClient, type ServiceConfig } from '@cardpull/config';
 import type { OrderStatus } from '@cardpull/db';
 import { AfterCommit, IntakeRepository, OrderReads, SpendLimitExceeded, TERMINAL_STATUSES, requestHash, type OrderDetail } from '@cardpull/orders';
-import { checkAmount } from '@cardpull/partner-client';
+import { checkAmount, type GiftCard } from '@cardpull/partner-client';
 import { ApiError, FleetCounters, currentTraceparent } from '@cardpull/platform';
 import { CatalogService } from '../catalog/catalog.service';
 import { isUuid, type CreateOrderInput } from './order-input';
@@ -31,11 +31,11 @@ export class OrdersService {
 
   async create(client: ApiClient, idempotencyKey: string, input: CreateOrderInput): Promise<IntakeResult> {
     const hash = requestHash(input);
-    const refusal = await this.validate(input);
-    if (refusal) {
+    const { refusal, giftCard } = await this.validate(input);
+    if (refusal || !giftCard) {
       // A replay of an order accepted before the catalog changed is still a replay.
       const existing = await this.intake.findByKey(client.client, idempotencyKey);
-      if (!existing) throw refusal;
+      if (!existing) throw refusal ?? new ApiError(404, 'gift_card_not_found', `Gift card ${input.gift_card_code} not found`);
       return this.replayOrConflict(existing.requestHash === hash, existing.id, client.client);
     }
     const callbackProblem = input.callback_url ? callbackUrlProblem(input.callback_url, client.client, callbackRules(this.config)) : null;
@@ -61,6 +61,8 @@ export class OrdersService {
       metadata: input.metadata,
       // The intake's trace (the request's span), kept with the order: a job re-created later goes on in it.
       traceParent: currentTraceparent() ?? null,
+      // Its price, fixed now: the discount in force and the card's cost (the ledger reserves it).
+      price: this.catalog.price(giftCard, input.amount),
     };
     const result = await this.intake.create(newOrder).catch((error: unknown) => {
       if (!(error instanceof SpendLimitExceeded)) throw error;
@@ -143,11 +145,11 @@ export class OrdersService {
     return { detail: await this.get(orderId, client), capped: false };
   }
 
-  private async validate(input: CreateOrderInput): Promise<ApiError | null> {
+  private async validate(input: CreateOrderInput): Promise<{ refusal: ApiError | null; giftCard?: GiftCard }> {
     const giftCard = await this.catalog.find(input.gift_card_code);
-    if (!giftCard) return new ApiError(404, 'gift_card_not_found', `Gift card ${input.gift_card_code} not found`);
+    if (!giftCard) return { refusal: new ApiError(404, 'gift_card_not_found', `Gift card ${input.gift_card_code} not found`) };
     const check = checkAmount(giftCard.code, giftCard.facial_values, input.amount);
-    return check.ok ? null : new ApiError(422, 'invalid_amount', check.message);
+    return { refusal: check.ok ? null : new ApiError(422, 'invalid_amount', check.message), giftCard };
   }
 
   private async replayOrConflict(sameBody: boolean, orderId: string, client: string): Promise<IntakeResult> {

@@ -43,11 +43,12 @@ export function checkPull(world: SimWorld, giftCardCode: unknown, amount: unknow
   if (!world.inStock(giftCard.code, amount)) {
     return new PartnerError(422, 'out_of_stock', `Gift card ${giftCard.code} is out of stock for amount ${amount}`);
   }
-  if (world.balanceCents < amount) {
+  const cost = world.costOf(giftCard.code, amount);
+  if (world.balanceCents < cost) {
     return new PartnerError(
       422,
       'not_enough_funds',
-      `Not enough funds: balance ${world.balance.toFixed(2)}, card ${(amount / 100).toFixed(2)}`,
+      `Not enough funds: balance ${world.balance.toFixed(2)}, card ${(cost / 100).toFixed(2)}`,
     );
   }
   return { giftCard, amount };

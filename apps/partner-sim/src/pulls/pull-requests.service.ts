@@ -70,7 +70,7 @@ export class PullRequestsService {
     }
     if (order instanceof PartnerError) return this.responder.send(req, reply, order.toAnswer(), fault);
 
-    world.reserve(order.giftCard.code, order.amount);
+    const cost = world.reserve(order.giftCard.code, order.amount);
     const now = isoWithOffset(Date.now());
     const record: PullRequestRecord = {
       id: randomUUID(),
@@ -85,6 +85,7 @@ export class PullRequestsService {
     };
     world.addPullRequest(record);
     this.runInBackground(world, record, order, {
+      cost,
       fails: fault?.mode === 'async_error' || isBrokenBrand(order.giftCard),
       extraMs: fault?.mode === 'latency' ? latencyOf(fault) : 0,
       amountDelta: fault?.mode === 'wrong_card' ? (fault.amount_delta ?? 100) : 0,
@@ -119,7 +120,7 @@ export class PullRequestsService {
     world: SimWorld,
     record: PullRequestRecord,
     order: PullOrder,
-    how: { fails: boolean; extraMs: number; amountDelta: number; base: string },
+    how: { cost: number; fails: boolean; extraMs: number; amountDelta: number; base: string },
   ): void {
     const pull = world.ledger.acceptPull(record.request_id, 'async');
     const half = Math.floor(this.config.SIM_ASYNC_DELAY_MS / 2);
@@ -131,7 +132,7 @@ export class PullRequestsService {
       transition('processing');
       this.scheduler.after(this.config.SIM_ASYNC_DELAY_MS - half + how.extraMs, () => {
         if (how.fails) {
-          world.release(order.giftCard.code, order.amount);
+          world.release(order.giftCard.code, order.amount, how.cost);
           transition('error');
           world.ledger.finishPull(pull, { errorCode: 'error' });
           return;

@@ -1,5 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import type { Card, GiftCard } from '@cardpull/partner-client';
+import { costOf, discountInForce, discountPpm, type Card, type GiftCard } from '@cardpull/partner-client';
 import type { SimAnswer } from '../common/answer';
 import { isoWithOffset } from '../common/time';
 import { seedCatalog } from '../catalog/seed';
@@ -33,7 +33,8 @@ const CODE_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
  *
  * Money: amounts are integers in minor units (cents), the Balance resource is a decimal in currency units
  * (not shown by the spec; our choice). The balance is kept in cents so repeated draws stay exact; a card of
- * `amount` draws amount / 100 currency units.
+ * `amount` draws its cost: the face value less the gift card's discount in force (a percentage; its scheduled
+ * discounts decide), with the same integer rounding as cardpull's ledger.
  */
 export class SimWorld {
   readonly giftCards = new Map<string, GiftCard>();
@@ -81,23 +82,31 @@ export class SimWorld {
     this.balanceCents = toCents(amount);
   }
 
+  /** What a card of `amount` of this gift card draws from the balance now, in cents. */
+  costOf(code: string, amount: number): number {
+    const giftCard = this.giftCards.get(code);
+    return giftCard ? costOf(amount, discountPpm(discountInForce(giftCard, new Date()), 'percent')) : amount;
+  }
+
   inStock(code: string, amount: number): boolean {
     const stock = this.stocks.get(code);
     return !!stock && (stock.unlimited || (stock.quantities.get(amount) ?? 0) > 0);
   }
 
-  /** Takes one card of `amount` out of stock and draws it from the balance (checked by the caller). */
-  reserve(code: string, amount: number): void {
+  /** Takes one card of `amount` out of stock and draws its cost from the balance (checked by the caller); answers the cost drawn. */
+  reserve(code: string, amount: number): number {
     const stock = this.stocks.get(code);
     if (stock && !stock.unlimited) stock.quantities.set(amount, (stock.quantities.get(amount) ?? 0) - 1);
-    this.balanceCents -= amount;
+    const cost = this.costOf(code, amount);
+    this.balanceCents -= cost;
+    return cost;
   }
 
-  /** Undoes `reserve` (an async pull that ended in error). */
-  release(code: string, amount: number): void {
+  /** Undoes `reserve` (an async pull that ended in error): gives back the `cost` it drew. */
+  release(code: string, amount: number, cost: number): void {
     const stock = this.stocks.get(code);
     if (stock && !stock.unlimited) stock.quantities.set(amount, (stock.quantities.get(amount) ?? 0) + 1);
-    this.balanceCents += amount;
+    this.balanceCents += cost;
   }
 
   /** Creates a card (stock and balance already reserved) and records it in the ledger. */

@@ -1,1 +1,2 @@
 export * from './ledger.repository';
+export * from './ledger-book';

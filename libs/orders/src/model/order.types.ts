@@ -35,7 +35,8 @@ export function columnsOf(alias: string, fields: readonly string[]): string {
 
 /**
  * The fields of an order the repositories read: every field of the schema's Order (prisma/schema.prisma,
- * where each is explained) but `disputedAt`, which only retention reads. A field added to the schema fails
+ * where each is explained) but `disputedAt`, which only retention reads, and the order's price (`discountPpm`,
+ * `cost`, `catalogSnapshot`), which only the money's reads and the ledger's triggers read. A field added to the schema fails
  * the build here until it is listed or left out on purpose.
  */
 export const ORDER_FIELDS = [
@@ -43,7 +44,7 @@ export const ORDER_FIELDS = [
   'errorMessage', 'nextStep', 'nextStepAt', 'stepSeq', 'leaseOwner', 'leaseExpiresAt', 'waitDeadline', 'callbackUrl',
   'callbackSecrets', 'createdAt', 'updatedAt', 'completedAt', 'cardId', 'traceParent',
 ] as const satisfies readonly (keyof OrderModel)[];
-const ORDERS_LISTED: Same<(typeof ORDER_FIELDS)[number] | 'disputedAt', keyof OrderModel> = true;
+const ORDERS_LISTED: Same<(typeof ORDER_FIELDS)[number] | 'disputedAt' | 'discountPpm' | 'cost' | 'catalogSnapshot', keyof OrderModel> = true;
 
 /** Every field of the schema's Attempt. */
 export const ATTEMPT_FIELDS = [

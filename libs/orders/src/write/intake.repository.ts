@@ -23,6 +23,13 @@ export interface NewOrder {
   dailyLimit?: number | null;
   /** The intake request's W3C traceparent (tracing on only), kept with the order: its jobs re-created later go on in its trace. */
   traceParent?: string | null;
+  /**
+   * Its price, fixed now (issue 24): the gift card's discount in force (ppm of the face value), the card's cost
+   * at it (minor units) and the catalog snapshot it was accepted against. The order's "accepted" movement
+   * (float to reserved, at this cost) is written by the intake statement itself (a trigger). Absent: the order
+   * stays outside the ledger.
+   */
+  price?: { discountPpm: number; cost: number; catalogSnapshot: string } | null;
 }
 
 export type CreateResult =
@@ -57,11 +64,14 @@ const MAX_INTAKES_IN_FLIGHT = 4;
  */
 const INTAKE_SQL = `WITH input AS (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, client text, idempotency_key text, request_hash text,
-      mode "PullMode", gift_card_code text, amount int, metadata jsonb, next_step "OrderStep", request_id text, actor text, callback_url text, callback_secrets boolean, trace_parent text)
+      mode "PullMode", gift_card_code text, amount int, metadata jsonb, next_step "OrderStep", request_id text, actor text, callback_url text, callback_secrets boolean, trace_parent text,
+      discount_ppm int, cost int, catalog_snapshot text)
   ), ins AS (
     INSERT INTO orders (id, client, idempotency_key, request_hash, status, mode, gift_card_code, amount, metadata,
-                        next_step, next_step_at, step_seq, callback_url, callback_secrets, trace_parent, created_at, updated_at)
-    SELECT id, client, idempotency_key, request_hash, 'pending', mode, gift_card_code, amount, metadata, next_step, now(), 1, callback_url, callback_secrets, trace_parent, now(), now()
+                        next_step, next_step_at, step_seq, callback_url, callback_secrets, trace_parent, created_at, updated_at,
+                        discount_ppm, cost, catalog_snapshot)
+    SELECT id, client, idempotency_key, request_hash, 'pending', mode, gift_card_code, amount, metadata, next_step, now(), 1, callback_url, callback_secrets, trace_parent, now(), now(),
+           discount_ppm, cost, catalog_snapshot
     FROM input
     ON CONFLICT (client, idempotency_key) DO NOTHING
     RETURNING *
@@ -177,6 +187,9 @@ export class IntakeRepository {
       callback_url: o.callbackUrl ?? null,
       callback_secrets: o.callbackSecrets,
       trace_parent: o.traceParent ?? null,
+      discount_ppm: o.price?.discountPpm ?? null,
+      cost: o.price?.cost ?? null,
+      catalog_snapshot: o.price?.catalogSnapshot ?? null,
     }));
     const values = [JSON.stringify(input)];
     const { rows } = await db.query<OrderRow>(this.viaFunctions ? callOf(INTAKE_FN, values) : prepared(INTAKE_SQL, values));
