@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SimLimitsView } from '@cardpull/sim-contract';
+import type { LedgerTotals } from '@cardpull/testing';
 import type { ChaosSettings } from './settings';
 
 /** The outcome of a chaos run: what was done, what was seen, what broke. Holds no card code or PIN. */
@@ -34,6 +35,8 @@ export interface ChaosReport {
     cards: { issuedForOurRequestIds: number; issuedTotal: number; stored: number; byRole: Record<string, number> };
     /** The money-safety promise in four counts (verify.ts moneyCounts); each must be 0. */
     money: { lostCards: number; ordersWithTwoCards: number; newIdsWhileLive: number; declaredDeadWithoutOperator: number } | null;
+    /** The ledger against the orders (libs/testing checkLedger): its totals and how many rules it broke (must be 0). */
+    ledger: (LedgerTotals & { problems: number }) | null;
     partner: {
       requests: number;
       posts: number;
@@ -77,6 +80,7 @@ export function newReport(settings: ChaosSettings, reportDir: string): ChaosRepo
       orders: { planned: settings.orders, sent: 0, created: 0, intakeRetries: 0, byStatus: {}, failedByCode: {}, attempts: 0, ordersWithSeveralAttempts: 0, needsAttentionByReason: {} },
       cards: { issuedForOurRequestIds: 0, issuedTotal: 0, stored: 0, byRole: {} },
       money: null,
+      ledger: null,
       partner: { requests: 0, posts: 0, requestIdsSentMoreThanOnce: 0, faultHits: {}, limits: null, pausesBegun: {}, creationsBusiestSecond: 0 },
       kills: [],
       crashes: [],
@@ -158,6 +162,13 @@ export function summaryLines(r: ChaosReport): string[] {
       ? `MONEY:              lost cards ${f.money.lostCards}, orders that caused two cards ${f.money.ordersWithTwoCards}, new request IDs while an earlier one could still yield a card ${f.money.newIdsWhileLive}, ` +
         `IDs declared dead without an operator ${f.money.declaredDeadWithoutOperator}`
       : 'MONEY:              not verified',
+  );
+  out.push(
+    f.ledger
+      ? `LEDGER:             ${f.ledger.problems} problems; ${f.ledger.completedOrders} completed orders, each one spent entry at its cost; ${f.ledger.surplusCards} surplus cards, each one surplus entry; ` +
+        `sum of all entries ${Object.entries(f.ledger.sums).map(([c, n]) => `${n} ${c}`).join(', ') || '0'}; in_doubt ${Object.entries(f.ledger.balances).filter(([k]) => k.startsWith('in_doubt')).map(([, n]) => n)[0] ?? 0} = ` +
+        `the cost of the ${f.ledger.waitingOnUnknown.orders} orders waiting on unknown IDs (${f.ledger.waitingOnUnknown.cost}; face value ${f.ledger.waitingOnUnknown.faceValue})`
+      : 'LEDGER:             not verified',
   );
   out.push(`partner:            ${f.partner.requests} requests, ${f.partner.posts} POSTs, ${f.partner.requestIdsSentMoreThanOnce} request IDs sent more than once`);
   out.push(`fault hits:         ${Object.entries(f.partner.faultHits).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}`);

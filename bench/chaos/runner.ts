@@ -1,6 +1,6 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { snapshot } from '@cardpull/testing';
+import { checkLedger, snapshot } from '@cardpull/testing';
 import { databaseText, dbFigures, redisText, statusCounts, storedCards, unsettledOrders } from './collect';
 import { applyFaults, faultHits, faultPlan } from './faults';
 import { Cleanup, ROOT, buildApps, sleep, stamp, type Log } from './infra';
@@ -192,6 +192,9 @@ export async function runChaos(settings: ChaosSettings, opts: RunOptions = {}): 
     const ledger = await stack.sim.ledger();
     const db = await snapshot(stack.pg.url);
     verify(report, stack, ledger, db, load, timeoutMs);
+    const money = await checkLedger(stack.pg.url);
+    report.figures.ledger = { ...money.totals, problems: money.problems.length };
+    addViolations(report, 'ledger', money.problems);
     const figures = await dbFigures(stack.pg.url);
     Object.assign(report.figures.orders, { ...figures, sent: load.sent, created: load.created, intakeRetries: load.retries });
     if (stack.pg.logFile && existsSync(stack.pg.logFile)) copyFileSync(stack.pg.logFile, join(reportDir, 'postgres.log'));

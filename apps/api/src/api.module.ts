@@ -12,6 +12,7 @@ import { VaultModule } from '@cardpull/vault';
 import { AdminModule } from './admin/admin.module';
 import { CatalogModule } from './catalog/catalog.module';
 import { OrdersModule } from './orders/orders.module';
+import { StatementsModule } from './statements/statements.module';
 import { TrafficModule } from '@cardpull/traffic';
 
 @Module({})
@@ -36,6 +37,7 @@ export class ApiModule {
         HealthModule,
         MetricsModule,
         OrdersModule,
+        StatementsModule,
         CatalogModule,
         AdminModule,
         // The per-client rate limit, counted across the fleet (FleetCounters, in Redis).

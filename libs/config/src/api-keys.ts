@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 
-/** metrics:read opens GET /metrics (for a Prometheus scraper's key). */
-export const SCOPES = ['orders:write', 'orders:read', 'cards:read', 'metrics:read'] as const;
+/** metrics:read opens GET /metrics (for a Prometheus scraper's key); statements:read the client's daily statements. */
+export const SCOPES = ['orders:write', 'orders:read', 'cards:read', 'metrics:read', 'statements:read'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export interface ApiClient {

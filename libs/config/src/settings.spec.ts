@@ -21,7 +21,7 @@ describe('settings: every setting validated once at start-up', () => {
     expect(cfg.ASYNC_POLL_INTERVAL_MIN_MS).toBe(5_000);
     expect(cfg.ASYNC_POLL_INTERVAL_MAX_MS).toBe(10_000);
     expect(cfg.PARTNER_SIGNATURE_FORM).toBe('example');
-    expect(cfg.API_KEYS).toEqual([{ client: 'local', key: 'local-dev-key', scopes: new Set(['orders:write', 'orders:read', 'cards:read', 'metrics:read']) }]);
+    expect(cfg.API_KEYS).toEqual([{ client: 'local', key: 'local-dev-key', scopes: new Set(['orders:write', 'orders:read', 'cards:read', 'metrics:read', 'statements:read']) }]);
     expect(cfg.CARD_ENCRYPTION_KEYS[0]!.key).toHaveLength(32);
     const sim = loadSimConfig({});
     expect(sim.SIM_SHARED_KEY).toBe(cfg.PARTNER_SHARED_KEY);
@@ -60,7 +60,7 @@ describe('settings: every setting validated once at start-up', () => {
     const clients = loadServiceConfig({ CARDPULL_PROFILE: 'local', API_KEYS: 'shop:shop-key-123:orders:write+orders:read, ops:ops-key-123' }).API_KEYS;
     expect(clients.map((c) => [c.client, c.key, [...c.scopes].sort()])).toEqual([
       ['shop', 'shop-key-123', ['orders:read', 'orders:write']],
-      ['ops', 'ops-key-123', ['cards:read', 'metrics:read', 'orders:read', 'orders:write']],
+      ['ops', 'ops-key-123', ['cards:read', 'metrics:read', 'orders:read', 'orders:write', 'statements:read']],
     ]);
   });
 

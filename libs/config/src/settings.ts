@@ -186,6 +186,8 @@ const serviceObject = z.object({
     /** Below this balance (currency units) a warning is logged, shown on the operations page and exported. */
     LOW_BALANCE_THRESHOLD: amountSetting('100'),
     BALANCE_WATCH_INTERVAL_MS: timing(60_000, 1000),
+    /** The balance drift check (the partner's balance against the ledger), once per interval across the fleet. */
+    BALANCE_DRIFT_INTERVAL_MS: timing(60_000, 200),
     /** Re-check of attempts left unknown (needs_attention orders): same request ID again, or GET the pull request. */
     RECONCILE_INTERVAL_MS: timing(15 * 60_000, 1000),
     /**

@@ -5,7 +5,7 @@ import { CALLBACKS_QUEUE, ORDERS_QUEUE } from '@cardpull/queue';
 import { CallbackQueue, CallbacksRepository } from './callbacks';
 import { BulkActionsRepository, OperatorActions, RetentionRepository } from './maintenance';
 import { CatalogRepository, CatalogSource, PartnerCircuit, PartnerErrors, PartnerSnapshots, PartnerStateRepository } from './partner';
-import { LedgerBook, LedgerRepository } from './ledger';
+import { BalanceSamplesRepository, LedgerBook, LedgerRepository, StatementsRepository } from './ledger';
 import { CardRevealRepository, ChartsRepository, OperationsRepository, OrderReads } from './read';
 import { OrderQueue } from './queue';
 import { AfterCommit, IntakeRepository, StepsRepository, TransitionsRepository } from './write';
@@ -23,7 +23,7 @@ const PARTS = {
   read: [OrderReads, OperationsRepository, ChartsRepository, CardRevealRepository],
   maintenance: [OperatorActions, RetentionRepository, BulkActionsRepository],
   partner: [PartnerStateRepository, PartnerCircuit, PartnerErrors, PartnerSnapshots, CatalogRepository, CatalogSource],
-  ledger: [LedgerRepository, LedgerBook],
+  ledger: [LedgerRepository, LedgerBook, BalanceSamplesRepository, StatementsRepository],
 };
 
 const PROVIDERS = [

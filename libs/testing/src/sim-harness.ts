@@ -109,6 +109,11 @@ export class SimControl {
     await this.call('PUT', '/_sim/balance', { amount });
   }
 
+  /** A charge without a card (currency units): the balance drops and nothing else changes. */
+  async charge(amount: number, reason?: string): Promise<{ balance: { amount: number } }> {
+    return this.call('POST', '/_sim/charge', { amount, ...(reason === undefined ? {} : { reason }) });
+  }
+
   /** Quantity of one facial value, of every amount of a fixed gift card (no facialValue), or 'unlimited'. */
   setStock(giftCardCode: string, quantity: number | 'unlimited', facialValue?: number): Promise<Inventory> {
     return this.call('PUT', '/_sim/stock', {

@@ -3,6 +3,8 @@ import type { FastifyRequest } from 'fastify';
 import { PartnerError } from '../common/partner-error';
 
 export const balanceBodySchema = z.strictObject({ amount: z.number().finite().min(0) });
+/** POST /_sim/charge: a charge without a card (a fee, a partner's mistake), in currency units. */
+export const chargeBodySchema = z.strictObject({ amount: z.number().finite().positive(), reason: z.string().max(200).optional() });
 
 export const stockBodySchema = z.strictObject({
   gift_card_code: z.string().min(1),

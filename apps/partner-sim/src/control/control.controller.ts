@@ -8,7 +8,7 @@ import { FaultRegistry } from '../faults/fault-registry';
 import { faultSpecSchema, type Fault } from '@cardpull/sim-contract';
 import { simClockSchema, simLimitsSchema, type LedgerView, type SimClockView, type SimLimitsView, type SimStateView } from '@cardpull/sim-contract';
 import { SimStateService } from '../state/sim-state.service';
-import { balanceBodySchema, parseControlBody, stockBodySchema } from './control-bodies';
+import { balanceBodySchema, chargeBodySchema, parseControlBody, stockBodySchema } from './control-bodies';
 import { setStock } from './stock';
 import { CallbackInbox } from './callback-receiver';
 
@@ -42,6 +42,18 @@ export class ControlController {
   setBalance(@Req() req: FastifyRequest): { balance: { amount: number } } {
     const { amount } = parseControlBody(req, balanceBodySchema);
     this.state.world.balance = amount;
+    return { balance: { amount: this.state.world.balance } };
+  }
+
+  /**
+   * A charge the partner makes without issuing a card (a fee, a mistake): the balance drops by `amount`
+   * (currency units) and nothing else changes, which is what cardpull's balance drift check must notice.
+   */
+  @Post('charge')
+  @HttpCode(200)
+  charge(@Req() req: FastifyRequest): { balance: { amount: number } } {
+    const { amount } = parseControlBody(req, chargeBodySchema);
+    this.state.world.balanceCents -= Math.round(amount * 100);
     return { balance: { amount: this.state.world.balance } };
   }
 

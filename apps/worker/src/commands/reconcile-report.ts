@@ -1,12 +1,13 @@
 import { parseArgs } from 'node:util';
 import { loadOrExit, loadServiceConfig } from '@cardpull/config';
 import { createPgPool } from '@cardpull/db';
+import { LedgerRepository } from '@cardpull/orders';
 import { reconciliationReport, toCsv } from './reconciliation-report';
 import { PartnerClient, partnerClientOptions } from '@cardpull/partner-client';
 
 const USAGE = `usage: npm run reconcile:report -- [--from 2026-11-01] [--to 2026-11-23] [--format json|csv] [--verify]
   Lists every order created in [from, to) (default: the last 24 hours) with its request IDs, the partner's
-  outcome of each and the stored card id, and flags any mismatch. --verify also asks the partner
+  outcome of each and the stored card id, and flags any mismatch; the JSON also gives the ledger's totals. --verify also asks the partner
   (GET /cards/:id and GET /pull_requests/:id only). Exit code 2 when a row is flagged.`;
 
 async function main(): Promise<void> {
@@ -26,8 +27,10 @@ async function main(): Promise<void> {
   try {
     const rows = await reconciliationReport(pool, from, to, partner);
     const flagged = rows.filter((r) => r.flags.length).length;
-    process.stdout.write(values.format === 'csv' ? toCsv(rows) : `${JSON.stringify({ from, to, orders: rows.length, flagged, rows }, null, 2)}\n`);
-    process.stderr.write(`${rows.length} order(s), ${flagged} flagged\n`);
+    // The ledger's totals (every account, per partner account and currency, minor units) as they are now.
+    const ledger = await new LedgerRepository(pool).totals();
+    process.stdout.write(values.format === 'csv' ? toCsv(rows) : `${JSON.stringify({ from, to, orders: rows.length, flagged, ledger, rows }, null, 2)}\n`);
+    process.stderr.write(`${rows.length} order(s), ${flagged} flagged; ledger: ${ledger.map((l) => `${l.account} ${l.balance} ${l.currency}`).join(', ') || 'no movement'}\n`);
     if (flagged) process.exitCode = 2;
   } finally {
     await pool.end();

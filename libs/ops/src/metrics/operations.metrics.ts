@@ -2,12 +2,17 @@ import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { Gauge, type Registry } from 'prom-client';
 import type { JobType } from 'bullmq';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
-import { CallbackQueue, ORDER_STATUSES, OperationsRepository, OrderQueue, type MoneyInDoubt } from '@cardpull/orders';
+import { BalanceSamplesRepository, CallbackQueue, LedgerRepository, ORDER_STATUSES, OperationsRepository, OrderQueue, type BalanceSampleRow, type MoneyInDoubt } from '@cardpull/orders';
 import { PartnerStatus } from '../partner-status/partner-status.service';
 import { METRIC_PREFIX, METRICS_REGISTRY, withTimeout } from '@cardpull/platform';
 
 /** Scrapes within this window share one read of Postgres and Redis. */
 export const OPERATIONS_CACHE_MS = 5_000;
+/**
+ * The ledger's totals are a sum over every entry (no running balance: that would be one row every order's
+ * transaction updates): read at most once a minute per process.
+ */
+export const LEDGER_TOTALS_CACHE_MS = 60_000;
 const SOURCE_TIMEOUT_MS = 2_000;
 
 /** Statuses that are neither terminal nor parked for an operator: they have a scheduled next step. */
@@ -25,6 +30,10 @@ interface OperationsSnapshot {
   /** Orders waiting on a request ID of unknown outcome, by status (null when Postgres did not answer). */
   inDoubt: MoneyInDoubt[] | null;
   queues: { queue: string; counts: Record<string, number>; paused: boolean }[];
+  /** Every ledger account's balance (null when Postgres did not answer). */
+  ledger: { partnerAccount: string; account: string; currency: string; balance: number }[] | null;
+  /** The balance drift check's latest sample (null: none yet, or Postgres did not answer). */
+  drift: BalanceSampleRow | null;
 }
 
 /**
@@ -43,6 +52,7 @@ interface OperationsSnapshot {
 export class OperationsMetrics implements OnModuleInit {
   private readonly log = new Logger(OperationsMetrics.name);
   private cached?: { at: number; value: Promise<OperationsSnapshot> };
+  private ledgerCached?: { at: number; value: Promise<OperationsSnapshot['ledger']> };
   private lastWarnAt = 0;
 
   constructor(
@@ -52,6 +62,8 @@ export class OperationsMetrics implements OnModuleInit {
     private readonly orderQueue: OrderQueue,
     private readonly callbackQueue: CallbackQueue,
     private readonly partner: PartnerStatus,
+    private readonly ledger: LedgerRepository,
+    private readonly samples: BalanceSamplesRepository,
   ) {}
 
   // Each collect reads first and only then clears and sets, with no await in between: two concurrent
@@ -154,6 +166,42 @@ export class OperationsMetrics implements OnModuleInit {
     });
     this.inDoubtGauges(registers, snapshot);
     this.balanceGauges(registers);
+    this.moneyGauges(registers, snapshot);
+  }
+
+  /** Money (issue 24): the ledger's accounts, and the balance drift check's latest sample. */
+  private moneyGauges(registers: Registry[], snapshot: () => Promise<OperationsSnapshot>): void {
+    new Gauge({
+      name: `${METRIC_PREFIX}ledger_balance`,
+      help: 'Ledger balance per account (float, reserved, in_doubt, spent, surplus, adjustments), partner account and currency, in minor units',
+      labelNames: ['account', 'partner_account', 'currency'],
+      registers,
+      async collect() {
+        const { ledger } = await snapshot();
+        this.reset();
+        for (const l of ledger ?? []) this.set({ account: l.account, partner_account: l.partnerAccount, currency: l.currency }, l.balance);
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}balance_drift`,
+      help: "The partner balance's gap the ledger cannot explain, in minor units, at the latest drift sample (negative: drawn without a card we know; 0: none)",
+      registers,
+      async collect() {
+        const { drift } = await snapshot();
+        this.remove();
+        if (drift) this.set(drift.drift);
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}balance_drift_sample_age_seconds`,
+      help: 'Age of the latest balance drift sample (grows while the partner balance cannot be read)',
+      registers,
+      async collect() {
+        const { drift } = await snapshot();
+        this.remove();
+        if (drift) this.set(Math.max(0, (Date.now() - drift.at.getTime()) / 1000));
+      },
+    });
   }
 
   /** Money in doubt: orders waiting on a request ID that may or may not have been billed (invariant 2: never replaced unasked). */
@@ -231,7 +279,7 @@ export class OperationsMetrics implements OnModuleInit {
   }
 
   private async read(): Promise<OperationsSnapshot> {
-    const [orders, extraCards, unreadableCards, circuit, inDoubt, queues] = await Promise.all([
+    const [orders, extraCards, unreadableCards, circuit, inDoubt, queues, ledger, drift] = await Promise.all([
       this.source('orders', () =>
         this.reads.statusCounts(),
       ),
@@ -250,6 +298,8 @@ export class OperationsMetrics implements OnModuleInit {
           return read ? { queue, ...read } : null;
         }),
       ),
+      this.ledgerTotals(),
+      this.source('balance drift', () => this.samples.latest()),
     ]);
     return {
       orders,
@@ -258,7 +308,19 @@ export class OperationsMetrics implements OnModuleInit {
       circuitOpen: circuit ? circuit.state === 'open' : null,
       inDoubt,
       queues: queues.filter((q): q is NonNullable<typeof q> => q !== null),
+      ledger,
+      drift,
     };
+  }
+
+  private ledgerTotals(): Promise<OperationsSnapshot['ledger']> {
+    if (!this.ledgerCached || Date.now() - this.ledgerCached.at >= LEDGER_TOTALS_CACHE_MS) {
+      const value = this.source('ledger', () => this.ledger.totals());
+      this.ledgerCached = { at: Date.now(), value };
+      // A read that failed is not kept for a minute: the next scrape tries again.
+      void value.then((v) => v === null && this.ledgerCached?.value === value && (this.ledgerCached = undefined));
+    }
+    return this.ledgerCached.value;
   }
 
   /** One source of the snapshot, bounded in time; null (and one warning per minute) when it fails. */

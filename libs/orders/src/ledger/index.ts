@@ -1,2 +1,4 @@
 export * from './ledger.repository';
 export * from './ledger-book';
+export * from './balance-samples.repository';
+export * from './statements.repository';

@@ -55,6 +55,27 @@ export class LedgerRepository {
     return rows[0]!.id;
   }
 
+  /**
+   * An operator's movement between `adjustments` and `float` (the only one the service writes outside the
+   * order changes): a top-up the partner confirmed (positive), a correction (either sign), or the opening
+   * balance (the float set to the partner's balance at the first drift sample). The reason is required and
+   * kept with the actor: the ledger is its own audit trail.
+   */
+  operatorMovement(m: { kind: 'top_up' | 'adjustment' | 'opening_balance'; amount: number; reason: string; actor: string; partnerAccount: string; currency: string }): Promise<string> {
+    if (!Number.isSafeInteger(m.amount) || m.amount === 0) throw new Error(`a ${m.kind} moves a whole nonzero number of minor units, not ${m.amount}`);
+    if (!m.reason.trim()) throw new Error(`a ${m.kind} needs a reason`);
+    const leg = (account: LedgerAccount, amount: number): LedgerLeg => ({ partnerAccount: m.partnerAccount, account, amount, currency: m.currency });
+    return this.post({ kind: m.kind, actor: m.actor, reason: m.reason, legs: [leg('float', m.amount), leg('adjustments', -m.amount)] });
+  }
+
+  /** Every account's balance, per partner account and currency (the operations page, the metrics, the reports). */
+  async totals(): Promise<{ partnerAccount: string; account: LedgerAccount; currency: string; balance: number }[]> {
+    const { rows } = await this.pool.query<{ partnerAccount: string; account: LedgerAccount; currency: string; balance: string }>(
+      `SELECT partner_account AS "partnerAccount", account, currency, sum(amount) AS balance FROM ledger_entries GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+    );
+    return rows.map((r) => ({ ...r, balance: Number(r.balance) }));
+  }
+
   /** Every account's balance of one partner account, per currency (accounts without entries are absent). */
   async balances(partnerAccount: string): Promise<{ account: LedgerAccount; currency: string; balance: number }[]> {
     const { rows } = await this.pool.query<{ account: LedgerAccount; currency: string; balance: string }>(

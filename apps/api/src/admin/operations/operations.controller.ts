@@ -11,7 +11,8 @@ import { OrderInspector } from '../orders/order-inspector.service';
 import { errorsView, operationsView, searchView } from '../views/operations.view';
 import { notFoundView, orderView } from '../views/order.view';
 import { ordersFilterView } from '../views/orders-filter.view';
-import { CHART_RANGES, ChartsRepository, filterQuery, parseOrderFilter, type ChartRange } from '@cardpull/orders';
+import { CHART_RANGES, ChartsRepository, LedgerRepository, StatementsRepository, filterQuery, parseOrderFilter, statementCsv, type ChartRange } from '@cardpull/orders';
+import { parseStatementDate } from '../../statements/statements.controller';
 import { chartsView } from '../views/charts.view';
 import { OperationsService } from './operations.service';
 
@@ -27,6 +28,8 @@ export class OperationsController {
     private readonly actions: AdminActions,
     private readonly sessions: AdminSessions,
     private readonly chartsRepo: ChartsRepository,
+    private readonly ledger: LedgerRepository,
+    private readonly statementsRepo: StatementsRepository,
   ) {}
 
   @Get()
@@ -110,6 +113,41 @@ export class OperationsController {
   @Post('orders/:id/dispute')
   dispute(@Req() req: AdminRequest, @Res() reply: FastifyReply, @Session() session: AdminSession, @Param('id') id: string, @Body() body: unknown) {
     return this.act(req, reply, session, id, body, 'dispute');
+  }
+
+  /** Every client's daily statement as CSV (the operations page's download; ?date=YYYY-MM-DD, UTC, default today). */
+  @Get('statements')
+  async statements(@Res() reply: FastifyReply, @Query('date') date: unknown) {
+    const day = parseStatementDate(date === undefined || date === '' ? new Date().toISOString().slice(0, 10) : date);
+    const csv = statementCsv(day, await this.statementsRepo.daily(day, null));
+    return reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="cardpull-statement-${day}.csv"`).send(csv);
+  }
+
+  /**
+   * An operator's ledger movement (issue 24): a top-up the partner confirmed, or an adjustment (either sign),
+   * in currency units with a reason; written with the operator's name (the ledger is its own audit trail).
+   */
+  @Post('ledger/movements')
+  async ledgerMovement(@Req() req: AdminRequest, @Res() reply: FastifyReply, @Session() session: AdminSession, @Body() body: unknown) {
+    if (!session.canAct) throw new ApiError(403, 'read_only', 'Read-only: this user may look but not act');
+    if (!this.sessions.csrfValid(session, field(body, 'csrf'))) {
+      throw new ApiError(403, 'csrf_token_invalid', 'Missing or wrong CSRF token: reload the page and try again');
+    }
+    const done = (kind: 'ok' | 'error', message: string) => {
+      this.sessions.setFlash(req, reply, { kind, message });
+      return reply.redirect(`${ADMIN_HOME}#money`, 303);
+    };
+    const kind = field(body, 'kind');
+    const amountText = field(body, 'amount').trim();
+    const reason = field(body, 'reason').trim().slice(0, MAX_REASON);
+    if (kind !== 'top_up' && kind !== 'adjustment') return done('error', 'Nothing recorded: choose a top-up or an adjustment');
+    if (!/^-?\d{1,10}(\.\d{1,2})?$/.test(amountText) || Number(amountText) === 0) return done('error', `Nothing recorded: ${JSON.stringify(amountText)} is not a nonzero amount with at most 2 decimals`);
+    if (kind === 'top_up' && Number(amountText) < 0) return done('error', 'Nothing recorded: a top-up is positive (record a negative adjustment instead)');
+    if (!reason) return done('error', 'Nothing recorded: a reason is required (the partner\'s confirmation, a ticket)');
+    const minor = Math.round(Number(amountText) * 100);
+    const book = await this.operations.money().then((m) => m.book);
+    await this.ledger.operatorMovement({ kind, amount: minor, reason, actor: `admin:${session.user}`, ...book });
+    return done('ok', `Recorded: ${kind === 'top_up' ? 'a top-up' : 'an adjustment'} of ${amountText} ${book.currency} (${reason})`);
   }
 
   private async act(req: AdminRequest, reply: FastifyReply, session: AdminSession, id: string, body: unknown, action: 'redrive' | 'mark-failed' | 'declare-dead' | 'dispute') {

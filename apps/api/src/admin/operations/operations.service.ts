@@ -1,8 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_CONFIG, isPlainPassword, type ServiceConfig } from '@cardpull/config';
 import {
+  BalanceSamplesRepository,
+  LedgerBook,
+  LedgerRepository,
   ORDER_STATUSES,
   OperationsRepository,
+  type BalanceSampleRow,
+  type LedgerAccount,
+  type WindowOrder,
   PartnerErrors,
   type AttentionRow,
   type ExtraCardCounts,
@@ -44,9 +50,24 @@ export interface OperationsModel {
   partner: PartnerPanelModel;
   /** Each client with a spend limit (SPEND_LIMITS): what it ordered today (UTC) against its limits. */
   spend: { client: string; today: number; perDay: number | null; maxOrder: number | null }[];
+  /** The ledger (issue 24): its book, the units assumed, every account's balance, the latest drift sample. */
+  money: MoneyModel;
   /** ADMIN_USERS still has a plain-text password (fine locally; refused with PARTNER_ENV=production). */
   plainPasswords: boolean;
 }
+
+export interface MoneyModel {
+  book: { partnerAccount: string; currency: string };
+  /** The readings of the spec's silent money points in force (settings). */
+  units: { discount: string; balance: string };
+  balances: { account: LedgerAccount; balance: number }[];
+  drift: BalanceSampleRow | null;
+  /** While drifting: the orders that moved money in the drift's window, latest first. */
+  driftOrders: WindowOrder[];
+}
+
+/** How many orders a drift's warning lists. */
+export const DRIFT_ORDERS_LIMIT = 50;
 
 /** /admin/errors: every cause of failure and kind of partner error, and the latest partner errors. */
 export interface ErrorsModel {
@@ -60,14 +81,17 @@ export interface ErrorsModel {
 @Injectable()
 export class OperationsService {
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: Pick<ServiceConfig, 'ADMIN_USERS' | 'SPEND_LIMITS'>,
+    @Inject(SERVICE_CONFIG) private readonly config: Pick<ServiceConfig, 'ADMIN_USERS' | 'SPEND_LIMITS' | 'PARTNER_DISCOUNT_UNIT' | 'PARTNER_BALANCE_UNIT'>,
     private readonly reads: OperationsRepository,
+    private readonly ledger: LedgerRepository,
+    private readonly book: LedgerBook,
+    private readonly samples: BalanceSamplesRepository,
     private readonly partnerPanel: PartnerPanel,
     private readonly partnerErrors: PartnerErrors,
   ) {}
 
   async overview(): Promise<OperationsModel> {
-    const [counts, attention, extra, recent, failures, partner, spent, inDoubt] = await Promise.all([
+    const [counts, attention, extra, recent, failures, partner, spent, inDoubt, money] = await Promise.all([
       this.counts(),
       this.attention(),
       this.extraCards(),
@@ -76,6 +100,7 @@ export class OperationsService {
       this.partnerPanel.build(),
       this.config.SPEND_LIMITS.size ? this.reads.spendToday() : Promise.resolve(new Map<string, number>()),
       this.reads.moneyInDoubt(),
+      this.money(),
     ]);
     return {
       counts,
@@ -90,6 +115,22 @@ export class OperationsService {
       partner,
       spend: [...this.config.SPEND_LIMITS].map(([client, l]) => ({ client, today: spent.get(client) ?? 0, perDay: l.perDay, maxOrder: l.maxOrder })),
       plainPasswords: this.config.ADMIN_USERS.some(isPlainPassword),
+      money,
+    };
+  }
+
+  async money(): Promise<MoneyModel> {
+    const [book, totals, drift] = await Promise.all([this.book.current(), this.ledger.totals(), this.samples.latest()]);
+    const driftOrders = drift?.state === 'drift' && drift.windowFrom ? await this.samples.ordersSince(drift.windowFrom, DRIFT_ORDERS_LIMIT) : [];
+    return {
+      book,
+      units: {
+        discount: this.config.PARTNER_DISCOUNT_UNIT === 'percent' ? 'percent: a discount of 3.5 is 3.5 % off the face value' : 'fraction: a discount of 0.035 is 3.5 % off the face value',
+        balance: this.config.PARTNER_BALANCE_UNIT === 'major' ? 'major: the balance is a decimal in currency units (25.00)' : 'minor: the balance is an integer in minor units (2500)',
+      },
+      balances: totals.filter((t) => t.partnerAccount === book.partnerAccount && t.currency === book.currency).map((t) => ({ account: t.account, balance: t.balance })),
+      drift,
+      driftOrders,
     };
   }
 

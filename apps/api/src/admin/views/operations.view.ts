@@ -194,6 +194,38 @@ function partner(p: PartnerPanelModel): Html {
 </section>`;
 }
 
+/**
+ * Money (issue 24): the ledger's accounts for this partner account, the balance drift check's latest sample
+ * (a warning, with the orders of the drift's window, while the partner's balance is not what the ledger
+ * explains), the units assumed for the spec's silent money points, and the operator's movement: a top-up the
+ * partner confirmed, or a correction, with a reason.
+ */
+function moneyPanel(model: OperationsModel, session: AdminSession): Html {
+  const m = model.money;
+  const d = m.drift;
+  return html`<section class="card" id="money" aria-label="Money">
+  <h2>Money <span class="muted">(ledger of ${m.book.partnerAccount}, ${m.book.currency})</span></h2>
+  ${d?.state === 'drift'
+    ? html`<div class="warn" id="balance-drift" data-drift="${d.drift}"><b>Balance drift:</b> the partner's balance is ${money(d.partnerBalance)} where the ledger explains ${money(d.ledgerBalance)}${d.inFlight ? ` (less up to ${money(d.inFlight)} in flight)` : ''}: <b>${money(d.drift)}</b> unexplained, since ${time(d.windowFrom!)}. ${d.drift < 0 ? 'Drawn without a card we know of: ask the partner; record an adjustment once explained.' : 'Credited without a top-up we know of: record the top-up.'}
+      ${m.driftOrders.length ? html`<div class="small">Orders that moved money in the window: ${m.driftOrders.map((o) => html`<span class="nowrap" data-drift-order="${o.orderId}">${orderLink(o.orderId)} <span class="muted">${o.kinds.join(', ')}</span></span> `)}</div>` : ''}</div>`
+    : html`<p class="small muted" id="balance-drift-state">${d ? html`Balance drift check: ${d.state === 'opening' ? 'the ledger was opened at the partner\'s balance' : 'the partner\'s balance agrees with the ledger'} (${time(d.at)}; tolerance ${money(d.tolerance)}).` : 'Balance drift check: no sample yet.'}</p>`}
+  <table><thead><tr><th>Account</th><th class="num">Balance</th></tr></thead><tbody>
+  ${m.balances.length ? m.balances.map((b) => html`<tr data-account="${b.account}"><td>${b.account}</td><td class="num">${money(b.balance)}</td></tr>`) : html`<tr><td colspan="2" class="muted">No movement yet.</td></tr>`}
+  </tbody></table>
+  <p class="small">Daily statements (every client, CSV): <a href="/admin/statements" data-statement="today" download>today</a> · <a href="/admin/statements?date=${new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)}" data-statement="yesterday" download>yesterday</a> <span class="muted">(UTC; a client's own: GET /v1/statements?date=, scope statements:read)</span></p>
+  <p class="small muted" id="money-units">Units assumed (the partner's spec does not show them): discount ${m.units.discount}; balance ${m.units.balance}. A value that contradicts them is refused, never computed with.</p>
+  ${session.canAct
+    ? html`<form class="action" method="post" action="/admin/ledger/movements" id="ledger-movement">
+  <input type="hidden" name="csrf" value="${session.csrfToken}">
+  <select name="kind" aria-label="Kind"><option value="top_up">Top-up</option><option value="adjustment">Adjustment</option></select>
+  <input type="text" name="amount" inputmode="decimal" pattern="-?[0-9]+([.][0-9]{1,2})?" placeholder="Amount (${m.book.currency}, e.g. 500.00)" aria-label="Amount" required>
+  <input type="text" name="reason" maxlength="500" placeholder="Reason (the partner's confirmation, a ticket)" aria-label="Reason" required>
+  <button type="submit" title="Record it in the ledger: adjustments to float (a negative adjustment: float to adjustments)">Record</button>
+</form>`
+    : ''}
+</section>`;
+}
+
 function spend(model: OperationsModel): Html {
   if (!model.spend.length) return html``;
   const limit = (n: number | null) => (n === null ? html`<span class="muted">none</span>` : html`${n}`);
@@ -221,6 +253,7 @@ export function operationsView(model: OperationsModel, ctx: PageContext & { sess
     <section class="card" aria-label="Recent orders"><h2>Recent orders</h2>${model.recent.length ? ordersTable(model.recent) : html`<p class="muted">No orders yet.</p>`}</section>
   </div>
   <div>${partner(model.partner)}
+    ${moneyPanel(model, ctx.session)}
     ${spend(model)}
     <section class="card"><h2>Jobs</h2><p>Queues <b>orders</b> and <b>callbacks</b>: <a href="/admin/queues">open the job dashboard</a>. Redis holds only triggers; every order is in Postgres.</p></section>
   </div>
