@@ -10,7 +10,7 @@ const WORKER = join(__dirname, '..', '..', 'apps', 'worker', 'src');
  */
 const ROOMS: Record<string, string[]> = {
   recovery: ['Reconciler', 'Sweeper'],
-  partner: ['BalanceWatch', 'CatalogRefresh', 'CircuitProbe'],
+  partner: ['BalanceDrift', 'BalanceWatch', 'CatalogRefresh', 'CircuitProbe'],
   traffic: ['PollAger'],
   maintenance: ['BulkRunner', 'Retention'],
 };
