@@ -71,8 +71,8 @@ export const API_ERRORS = {
   },
   spend_limit_exceeded: {
     status: 422,
-    when: "The order is above the client's largest order, or would take the client's orders of the day (UTC) above its daily limit (SPEND_LIMITS); the message gives the limit and what remains",
-    example: "This client's orders of today (UTC) come to 1990000 of its daily limit 2000000 (SPEND_LIMITS): 10000 remains, less than 25000",
+    when: "The order is above the client's largest order (face value), or its cost would take what the client's orders of the day (UTC) reserved above its daily limit (SPEND_LIMITS, at cost); the message gives the limit and what remains",
+    example: "This client's orders of today (UTC) reserved 1990000 of its daily limit 2000000 (SPEND_LIMITS, at cost): 10000 remains, less than this order's cost 24125",
   },
   callback_url_refused: {
     status: 422,

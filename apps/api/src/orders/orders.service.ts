@@ -67,7 +67,7 @@ export class OrdersService {
     const result = await this.intake.create(newOrder).catch((error: unknown) => {
       if (!(error instanceof SpendLimitExceeded)) throw error;
       const remaining = Math.max(0, error.limit - error.spentToday);
-      throw new ApiError(422, 'spend_limit_exceeded', `This client's orders of today (UTC) come to ${error.spentToday} of its daily limit ${error.limit} (SPEND_LIMITS): ${remaining} remains, less than ${input.amount}`);
+      throw new ApiError(422, 'spend_limit_exceeded', `This client's orders of today (UTC) reserved ${error.spentToday} of its daily limit ${error.limit} (SPEND_LIMITS, at cost): ${remaining} remains, less than this order's cost ${error.cost}`);
     });
     if (result.kind !== 'created') return this.replayOrConflict(result.kind === 'replay', result.order.id, client.client);
     const { order } = result;

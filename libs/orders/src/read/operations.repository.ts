@@ -126,9 +126,14 @@ export class OperationsRepository {
   }
 
   /** Face value ordered today (UTC) per client (the spend guard's totals). */
-  async spendToday(): Promise<Map<string, number>> {
+  /** What each of `clients` reserved today (UTC) in the ledger, at cost (the spend guard's daily total). */
+  async spendToday(clients: string[]): Promise<Map<string, number>> {
     const { rows } = await this.pool.query<{ client: string; total: string }>(
-      `SELECT client, total FROM client_spend WHERE day = (now() AT TIME ZONE 'UTC')::date`,
+      `SELECT t.client, sum(e.amount) AS total FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id
+        WHERE t.kind = 'accepted' AND t.client = ANY($1::text[]) AND t.created_at >= (now() AT TIME ZONE 'UTC')::date::timestamp AT TIME ZONE 'UTC'
+          AND e.account = 'reserved'
+        GROUP BY t.client`,
+      [clients],
     );
     return new Map(rows.map((r) => [r.client, Number(r.total)]));
   }

@@ -19,7 +19,7 @@ export interface NewOrder {
   callbackUrl?: string | null;
   /** Whether the API key creating the order has cards:read (its callbacks may then carry the card's secrets). */
   callbackSecrets: boolean;
-  /** The client's daily spend limit (SPEND_LIMITS), in minor units: the order is recorded only under it. */
+  /** The client's daily spend limit (SPEND_LIMITS), in minor units of cost: the order is recorded only under it. */
   dailyLimit?: number | null;
   /** The intake request's W3C traceparent (tracing on only), kept with the order: its jobs re-created later go on in its trace. */
   traceParent?: string | null;
@@ -44,8 +44,10 @@ export class SpendLimitExceeded extends Error {
   constructor(
     readonly spentToday: number,
     readonly limit: number,
+    /** What this order would reserve (its cost). */
+    readonly cost: number,
   ) {
-    super(`the client's orders of today (UTC) come to ${spentToday} of its limit ${limit}`);
+    super(`the client's orders of today (UTC) reserved ${spentToday} of its limit ${limit}`);
   }
 }
 
@@ -147,26 +149,30 @@ export class IntakeRepository {
   }
 
   /**
-   * The spend guard: the client's total of the day (UTC) is locked, checked and raised in the transaction
-   * that records the order, so concurrent orders of the client wait for each other and cannot both slip
-   * under the limit. A replay of an order already recorded spends nothing. Only clients with a limit pay for
-   * this (one transaction per order instead of the batched statement).
+   * The spend guard: the client's orders are serialised by a transaction-scoped advisory lock (it works
+   * through a transaction pooler), then what the client's orders of the day (UTC) reserved in the ledger is
+   * read, checked and, with this order, raised: its "accepted" movement is written by the intake statement
+   * in this same transaction (a trigger), so the next order of the client, waiting on the lock, sees it. Every
+   * accepted order counts at its cost, whatever its outcome; a replay spends nothing. Only clients with a
+   * limit pay for this (one transaction per order instead of the batched statement).
    */
   private createUnderLimit(input: NewOrder, limit: number): Promise<CreateResult> {
     return withTransaction(this.pool, async (tx) => {
-      const { rows: spend } = await tx.query<{ total: string }>(
-        `INSERT INTO client_spend (client, day) VALUES ($1, (now() AT TIME ZONE 'UTC')::date)
-         ON CONFLICT (client, day) DO UPDATE SET total = client_spend.total RETURNING total`,
-        [input.client],
-      );
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('cardpull:spend:' || $1, 0))`, [input.client]);
       const existing = await this.findByKey(input.client, input.idempotencyKey, tx);
       if (existing) return existing.requestHash === input.requestHash ? { kind: 'replay', order: existing } : { kind: 'conflict', order: existing };
+      const { rows: spend } = await tx.query<{ total: string }>(
+        `SELECT coalesce(sum(e.amount), 0) AS total FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id
+          WHERE t.kind = 'accepted' AND t.client = $1 AND t.created_at >= (now() AT TIME ZONE 'UTC')::date::timestamp AT TIME ZONE 'UTC'
+            AND e.account = 'reserved'`,
+        [input.client],
+      );
       const spentToday = Number(spend[0]!.total);
-      if (spentToday + input.amount > limit) throw new SpendLimitExceeded(spentToday, limit);
+      const cost = input.price?.cost ?? input.amount;
+      if (spentToday + cost > limit) throw new SpendLimitExceeded(spentToday, limit, cost);
       const id = uuidv7();
       const requestId = newRequestId();
       const rows = await this.insert([{ id, requestId, input }], tx);
-      await tx.query(`UPDATE client_spend SET total = total + $2 WHERE client = $1 AND day = (now() AT TIME ZONE 'UTC')::date`, [input.client, input.amount]);
       return { kind: 'created', order: rows.get(id)!, requestId };
     });
   }

@@ -98,7 +98,7 @@ export class OperationsService {
       this.recent(),
       this.reads.failureGroups(OVERVIEW_GROUPS),
       this.partnerPanel.build(),
-      this.config.SPEND_LIMITS.size ? this.reads.spendToday() : Promise.resolve(new Map<string, number>()),
+      this.config.SPEND_LIMITS.size ? this.reads.spendToday([...this.config.SPEND_LIMITS.keys()]) : Promise.resolve(new Map<string, number>()),
       this.reads.moneyInDoubt(),
       this.money(),
     ]);

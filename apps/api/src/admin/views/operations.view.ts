@@ -230,8 +230,8 @@ function spend(model: OperationsModel): Html {
   if (!model.spend.length) return html``;
   const limit = (n: number | null) => (n === null ? html`<span class="muted">none</span>` : html`${n}`);
   return html`<section class="card" id="spend" aria-label="Spend today">
-  <h2>Spend today <span class="muted">(UTC, SPEND_LIMITS)</span></h2>
-  <table><thead><tr><th>Client</th><th>Ordered today</th><th>Daily limit</th><th>Remaining</th><th>Largest order</th></tr></thead><tbody>
+  <h2>Spend today <span class="muted">(UTC, SPEND_LIMITS; reserved at cost in the ledger)</span></h2>
+  <table><thead><tr><th>Client</th><th>Reserved today</th><th>Daily limit</th><th>Remaining</th><th>Largest order</th></tr></thead><tbody>
   ${model.spend.map((s) => html`<tr><td>${s.client}</td><td>${s.today}</td><td>${limit(s.perDay)}</td><td>${s.perDay === null ? '' : Math.max(0, s.perDay - s.today)}</td><td>${limit(s.maxOrder)}</td></tr>`)}
   </tbody></table>
 </section>`;
