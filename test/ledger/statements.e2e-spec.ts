@@ -11,8 +11,9 @@ describe('daily statements', () => {
   const today = () => new Date().toISOString().slice(0, 10);
   const acme = (amount: number) => costOf(amount, discountPpm(discountInForce({ discount: 3.5, next_discounts: [{ value: 4, date: '2027-01-01T00:00:00.000+01:00' }, { value: 3, date: '2027-03-01T00:00:00.000+01:00' }] }, new Date()), 'percent'));
 
+  let acmeOrder: string;
   beforeAll(async () => {
-    for (const amount of [1000, 2500]) await waitForOrder(stack, (await createOrder(stack, { gift_card_code: 'ACME-BOOKS-FIXED', amount })).id);
+    for (const amount of [1000, 2500]) acmeOrder = (await waitForOrder(stack, (await createOrder(stack, { gift_card_code: 'ACME-BOOKS-FIXED', amount })).id)).id;
     await stack.sim.control.addFault({ endpoint: 'cards', mode: 'wrong_card', amount_delta: 100, gift_card_codes: ['NOVA-GAMES-FREE'], times: 1 });
     await waitForOrder(stack, (await createOrder(stack, { gift_card_code: 'NOVA-GAMES-FREE', amount: 3000 })).id);
   });
@@ -56,6 +57,16 @@ describe('daily statements', () => {
       expect(res.body.errors[0].code).toBe('invalid_request');
     }
     expect((await stack.call('GET', `/v1/statements?date=${today()}&format=xml`)).status).toBe(400);
+  });
+
+  it("the order page shows the order's price as fixed at intake (face value, discount, cost, catalog snapshot) and its movements", async () => {
+    const cookie = await login(stack, ALICE);
+    const page = (await adminCall(stack, 'GET', `/admin/orders/${acmeOrder}`, { cookie, html: true })).text;
+    const section = page.slice(page.indexOf('id="order-money"'));
+    expect(section).toContain(`data-cost="${acme(2500)}"`);
+    expect(section).toMatch(/data-discount-ppm="\d+"/);
+    expect(section).toContain('Acme');
+    expect([...section.matchAll(/data-movement="(\w+)"/g)].map((x) => x[1])).toEqual(['accepted', 'card_stored']);
   });
 
   it("an operator downloads every client's statement as CSV from the operations page", async () => {

@@ -26,6 +26,12 @@ export interface LedgerMovement {
 
 type Queryable = Pick<Pool | PoolClient, 'query'>;
 
+/** An order's money (the order page): its price fixed at intake, and its ledger movements. */
+export interface OrderMoney {
+  price: { faceValue: number; discountPpm: number | null; cost: number | null; catalogSnapshot: string | null; name: string | null; brand: string | null; catalogDiscount: number | null } | null;
+  movements: { id: string; kind: string; at: Date; actor: string; requestId: string | null; cardId: string | null; legs: { account: LedgerAccount; amount: number; currency: string }[] }[];
+}
+
 /**
  * The transaction and its legs in one statement. Run inside the caller's transaction (the order change that
  * causes it), it commits or rolls back with it; the database checks the balance when that transaction
@@ -66,6 +72,28 @@ export class LedgerRepository {
     if (!m.reason.trim()) throw new Error(`a ${m.kind} needs a reason`);
     const leg = (account: LedgerAccount, amount: number): LedgerLeg => ({ partnerAccount: m.partnerAccount, account, amount, currency: m.currency });
     return this.post({ kind: m.kind, actor: m.actor, reason: m.reason, legs: [leg('float', m.amount), leg('adjustments', -m.amount)] });
+  }
+
+  /**
+   * An order's money: its price as fixed at intake (discount, cost, the catalog snapshot it was accepted
+   * against) and its movements in order, each with its legs. Null price fields: accepted before the ledger.
+   */
+  async orderMoney(orderId: string): Promise<OrderMoney> {
+    const [price, moves] = await Promise.all([
+      this.pool.query<NonNullable<OrderMoney['price']>>(
+        `SELECT o.amount AS "faceValue", o.discount_ppm AS "discountPpm", o.cost, o.catalog_snapshot AS "catalogSnapshot", s.name, s.brand, s.discount AS "catalogDiscount"
+           FROM orders o LEFT JOIN catalog_snapshots s ON s.id = o.catalog_snapshot WHERE o.id = $1`,
+        [orderId],
+      ),
+      this.pool.query<OrderMoney['movements'][number]>(
+        `SELECT t.id::text, t.kind, t.created_at AS at, t.actor, t.request_id AS "requestId", t.card_id AS "cardId",
+                jsonb_agg(jsonb_build_object('account', e.account, 'amount', e.amount, 'currency', e.currency) ORDER BY e.id) AS legs
+           FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id
+          WHERE t.order_id = $1 GROUP BY t.id ORDER BY t.id`,
+        [orderId],
+      ),
+    ]);
+    return { price: price.rows[0] ?? null, movements: moves.rows };
   }
 
   /** Every account's balance, per partner account and currency (the operations page, the metrics, the reports). */

@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import {
+  LedgerRepository,
+  type OrderMoney,
   CallbacksRepository,
   OperationsRepository,
   OrderReads,
@@ -44,6 +46,8 @@ export interface OrderPageModel {
   timeline: TimelineEvent[];
   audit: AuditEntry[];
   callbacks: { event: CallbackEventRow; deliveries: CallbackDeliveryRow[] }[];
+  /** Its price fixed at intake and its ledger movements (issue 24). */
+  money: OrderMoney;
 }
 
 /** Reads for the operator: one search box over every identifier an order has, and an order's whole story. */
@@ -55,6 +59,7 @@ export class OrderInspector {
     private readonly orders: OrderReads,
     private readonly callbacks: CallbacksRepository,
     private readonly vault: Vault,
+    private readonly ledger: LedgerRepository,
   ) {}
 
   /**
@@ -77,7 +82,7 @@ export class OrderInspector {
     if (!isUuid(orderId)) return null;
     const detail = await this.orders.detail(orderId);
     if (!detail) return null;
-    const [timeline, callbacks] = await Promise.all([this.timeline(orderId), this.callbacks.forOrder(orderId)]);
+    const [timeline, callbacks, money] = await Promise.all([this.timeline(orderId), this.callbacks.forOrder(orderId), this.ledger.orderMoney(orderId)]);
     const masked = toOrderView(detail, this.vault, false);
     return {
       order: detail.order,
@@ -96,6 +101,7 @@ export class OrderInspector {
         bulkId: typeof (e.detail?.bulk as { id?: unknown } | undefined)?.id === 'string' ? ((e.detail!.bulk as { id: string }).id) : null,
       })),
       callbacks: callbacks.events.map((event) => ({ event, deliveries: callbacks.deliveries.filter((d) => d.eventId === event.id) })),
+      money,
     };
   }
 

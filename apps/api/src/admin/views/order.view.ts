@@ -27,6 +27,25 @@ function facts(m: OrderPageModel): Html {
 </section>`;
 }
 
+/** The order's price as fixed at intake, and its movements in the ledger (issue 24). */
+function moneySection(m: OrderPageModel): Html {
+  const p = m.money.price;
+  if (!p || p.cost === null) return html`<section class="card" id="order-money" aria-label="Money"><h2>Money</h2><p class="muted small">Accepted before the ledger: no price was fixed.</p></section>`;
+  return html`<section class="card" id="order-money" aria-label="Money"><h2>Money</h2>
+  <dl class="facts">
+    <dt>Face value</dt><dd>${money(p.faceValue)}</dd>
+    <dt>Discount</dt><dd data-discount-ppm="${p.discountPpm ?? ''}">${p.discountPpm === null ? dash : `${p.discountPpm / 10_000} %`} <span class="muted small">(in force when accepted)</span></dd>
+    <dt>Cost</dt><dd data-cost="${p.cost}"><b>${money(p.cost)}</b></dd>
+    <dt>Catalog</dt><dd class="small">${p.name ?? dash}${p.brand ? ` · ${p.brand}` : ''} <span class="mono muted">${orDash(p.catalogSnapshot)}</span></dd>
+  </dl>
+  ${m.money.movements.length
+    ? html`<table class="small"><thead><tr><th>When</th><th>Movement</th><th>Legs</th><th>Who</th></tr></thead><tbody>
+    ${m.money.movements.map((t) => html`<tr data-movement="${t.kind}"><td class="nowrap">${time(t.at)}</td><td>${t.kind}</td><td>${t.legs.map((l) => html`<span class="nowrap">${l.account} ${money(Number(l.amount))}</span> `)}</td><td>${t.actor}</td></tr>`)}
+    </tbody></table>`
+    : html`<p class="muted small">No movement.</p>`}
+</section>`;
+}
+
 /**
  * The order's trace id (OpenTelemetry, kept with the order at intake): one click selects it all, to paste in
  * the trace viewer or a log search (log lines carry trace_id). The page has no script, so no copy button.
@@ -131,7 +150,7 @@ ${m.completedAfterFailed
   ? html`<div class="warn" role="status" data-notice="completed_after_failed">Completed after it was marked failed: its request ID yielded a card later, which is stored and is the order's card. Tell whoever was told it failed.</div>`
   : ''}
 <div class="grid">
-  <div>${facts(m)}</div>
+  <div>${facts(m)}${moneySection(m)}</div>
   <div>${card(m, ctx.session)}${audit(m)}</div>
 </div>
 ${attempts(m)}
