@@ -11,7 +11,7 @@ import { createOrder, useStack, waitForOrder } from '../support/stack';
  * interval is an hour and the test takes each sample itself, so that nothing moves between its steps.
  */
 describe('balance drift: the partner balance checked against the ledger', () => {
-  const stack = useStack({ env: { ...ADMIN_ENV, BALANCE_DRIFT_INTERVAL_MS: '3600000' }, beforeClose: () => pg.end() });
+  const stack = useStack({ env: { ...ADMIN_ENV, BALANCE_DRIFT_INTERVAL_MS: '3600000', RUNWAY_WINDOW_MS: '60000' }, beforeClose: () => pg.end() });
   let pg: Client;
   let drift: BalanceDrift;
   let cookie: string;
@@ -86,6 +86,31 @@ describe('balance drift: the partner balance checked against the ledger', () => 
     const moved = await adminCall(stack, 'POST', '/admin/ledger/movements', { cookie, form: { csrf: csrfOf(page.text), kind: 'top_up', amount: '1000', reason: 'wire 2026-11-28' } });
     expect(moved.status).toBe(303);
     expect(await drift.sample()).toMatchObject({ state: 'ok', drift: 0 });
+  });
+
+  it('runway: a float that lasts minutes at the recent spend is below (metric, log, page); a top-up brings it back (recovered)', async () => {
+    const page = await adminCall(stack, 'GET', '/admin', { cookie, html: true });
+    const record = (kind: string, amount: string, reason: string) => adminCall(stack, 'POST', '/admin/ledger/movements', { cookie, form: { csrf: csrfOf(page.text), kind, amount, reason } });
+    // The partner takes all but 100.00 (a withdrawal the operator records): the float is about 100.00.
+    const taken = (await partnerBalance()) - 10_000;
+    await stack.sim.control.charge(taken / 100, 'withdrawal');
+    expect((await record('adjustment', (-taken / 100).toFixed(2), 'withdrawal to the treasury')).status).toBe(303);
+    for (const amount of [2500, 2500, 2500]) await waitForOrder(stack, (await createOrder(stack, { gift_card_code: 'ACME-BOOKS-FIXED', amount })).id);
+    const low = await drift.sample();
+    expect(low).toMatchObject({ state: 'ok', runwayState: 'below' });
+    expect(low!.runwayHours!).toBeLessThan(1);
+    expect(low!.spendPerMinute).toBeGreaterThan(0);
+    expect(stack.logs.text).toMatch(/"alert":"runway_below"/);
+    await waitFor('the runway gauges', async () => {
+      const { samples } = await scrape(workerUrl(stack));
+      return valueOf(samples, 'cardpull_runway_state') === 2 && (valueOf(samples, 'cardpull_runway_hours') ?? 99) < 1 ? true : null;
+    });
+    expect((await adminCall(stack, 'GET', '/admin', { cookie, html: true })).text).toMatch(/id="runway" data-runway-state="below"/);
+
+    await stack.sim.control.setBalance((await partnerBalance()) / 100 + 1_000_000);
+    expect((await record('top_up', '1000000', 'wire 2026-11-28 #2')).status).toBe(303);
+    expect(await drift.sample()).toMatchObject({ state: 'ok', runwayState: 'ok' });
+    expect(stack.logs.text).toMatch(/"alert":"runway_recovered"/);
   });
 
   it('the form refuses a movement without a reason, a top-up below zero, and a viewer', async () => {

@@ -188,6 +188,11 @@ const serviceObject = z.object({
     BALANCE_WATCH_INTERVAL_MS: timing(60_000, 1000),
     /** The balance drift check (the partner's balance against the ledger), once per interval across the fleet. */
     BALANCE_DRIFT_INTERVAL_MS: timing(60_000, 200),
+    /** Runway: the spend rate is read over this window (smoothed across the drift samples). */
+    RUNWAY_WINDOW_MS: timing(3_600_000, 1000),
+    /** Runway below this many hours: `approaching` (a ticket); below RUNWAY_BELOW_HOURS: `below` (a page). Each is left a quarter above. */
+    RUNWAY_APPROACHING_HOURS: intSetting(24, 1, 24 * 365),
+    RUNWAY_BELOW_HOURS: intSetting(6, 1, 24 * 365),
     /** Re-check of attempts left unknown (needs_attention orders): same request ID again, or GET the pull request. */
     RECONCILE_INTERVAL_MS: timing(15 * 60_000, 1000),
     /**
@@ -273,6 +278,9 @@ export const serviceSchema = serviceObject
         path: ['ASYNC_POLL_INTERVAL_MIN_MS'],
         message: `must not exceed ASYNC_POLL_INTERVAL_MAX_MS (${s.ASYNC_POLL_INTERVAL_MAX_MS})`,
       });
+    }
+    if (s.RUNWAY_BELOW_HOURS >= s.RUNWAY_APPROACHING_HOURS) {
+      ctx.addIssue({ code: 'custom', path: ['RUNWAY_BELOW_HOURS'], message: `must be below RUNWAY_APPROACHING_HOURS (${s.RUNWAY_APPROACHING_HOURS})` });
     }
   });
 

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { BalanceSamplesRepository, CatalogRepository, LedgerBook, LedgerRepository, PartnerSnapshots, type BalanceSampleRow } from '@cardpull/orders';
 import { PricingRefused, balanceMinor, costOf, discountInForce, discountPpm, type GiftCard } from '@cardpull/partner-client';
 import { PeriodicTask } from '../tasks/periodic-task';
+import { nextRunwayState, runwayHours, smoothedRate, type RunwayState } from './runway';
 
 /**
  * Balance drift (issue 24, item 3), once per BALANCE_DRIFT_INTERVAL_MS across the fleet: reads the
@@ -61,6 +62,8 @@ export class BalanceDrift extends PeriodicTask<BalanceSampleRow | null> {
     }
     const after = await this.samples.partnerSide(book.partnerAccount);
     const tolerance = await this.tolerance();
+    const previous = await this.samples.latest();
+    const runway = await this.runway(book.partnerAccount, after.float, previous);
     if (!after.opened) {
       const opening = partnerBalance - after.ledgerBalance;
       if (opening !== 0) {
@@ -69,14 +72,13 @@ export class BalanceDrift extends PeriodicTask<BalanceSampleRow | null> {
           reason: `the ledger's float set to the partner's balance at the first drift sample (${partnerBalance} minor units)`,
         });
       }
-      return this.samples.record({ partnerBalance, ledgerBalance: after.ledgerBalance + opening, inFlight: after.inFlight, tolerance, drift: 0, state: 'opening' });
+      return this.samples.record({ partnerBalance, ledgerBalance: after.ledgerBalance + opening, inFlight: after.inFlight, tolerance, drift: 0, state: 'opening', ...(await this.runway(book.partnerAccount, after.float + opening, previous)) });
     }
     // The ledger moved between the two reads around the partner's: each bound is the one that explains more.
     const gap = partnerBalance - after.ledgerBalance;
     const inFlight = Math.max(before.inFlight, after.inFlight) + Math.abs(after.ledgerBalance - before.ledgerBalance);
     const drift = gap < -(inFlight + tolerance) ? gap + inFlight : gap > tolerance ? gap : 0;
-    const previous = await this.samples.latest();
-    const row = await this.samples.record({ partnerBalance, ledgerBalance: after.ledgerBalance, inFlight, tolerance, drift, state: drift === 0 ? 'ok' : 'drift' });
+    const row = await this.samples.record({ partnerBalance, ledgerBalance: after.ledgerBalance, inFlight, tolerance, drift, state: drift === 0 ? 'ok' : 'drift', ...runway });
     if (row.state === 'drift' && previous?.state !== 'drift') {
       this.log.warn(
         { alert: 'balance_drift', drift, partnerBalance, ledgerBalance: after.ledgerBalance, inFlight, tolerance, since: row.windowFrom },
@@ -85,7 +87,27 @@ export class BalanceDrift extends PeriodicTask<BalanceSampleRow | null> {
     } else if (row.state === 'ok' && previous?.state === 'drift') {
       this.log.log({ alert: 'balance_drift_cleared', partnerBalance, ledgerBalance: after.ledgerBalance }, 'the partner balance agrees with the ledger again');
     }
+    this.announceRunway(previous?.runwayState ?? 'ok', row, book.currency);
     return row;
+  }
+
+  /** The spend rate (the last RUNWAY_WINDOW_MS, smoothed across samples), the runway it leaves the float, and its state. */
+  private async runway(partnerAccount: string, float: number, previous: BalanceSampleRow | null): Promise<Pick<BalanceSampleRow, 'spendPerMinute' | 'runwayHours' | 'runwayState'>> {
+    const windowMs = this.config.RUNWAY_WINDOW_MS;
+    const newest = (await this.samples.spentWithin(partnerAccount, windowMs)) / (windowMs / 60_000);
+    const spendPerMinute = smoothedRate(previous ? previous.spendPerMinute : null, newest);
+    const hours = runwayHours(float, spendPerMinute);
+    const runwayState = nextRunwayState(previous?.runwayState ?? 'ok', hours, { approachingHours: this.config.RUNWAY_APPROACHING_HOURS, belowHours: this.config.RUNWAY_BELOW_HOURS });
+    return { spendPerMinute, runwayHours: hours, runwayState };
+  }
+
+  /** A change of the runway's state, logged once: approaching, below, recovered. */
+  private announceRunway(previous: RunwayState, row: BalanceSampleRow, currency: string): void {
+    if (row.runwayState === previous) return;
+    const hours = row.runwayHours === null ? 'endless' : `${row.runwayHours.toFixed(1)} h`;
+    const fields = { runwayHours: row.runwayHours, spendPerMinute: Math.round(row.spendPerMinute), currency, was: previous };
+    if (row.runwayState === 'ok') this.log.log({ alert: 'runway_recovered', ...fields }, `runway recovered: the float lasts ${hours} at the recent spend`);
+    else this.log.warn({ alert: `runway_${row.runwayState}`, ...fields }, `ALERT: runway ${row.runwayState}: the float lasts ${hours} at ${Math.round(row.spendPerMinute)} ${currency} minor units a minute; top it up`);
   }
 
   /** The smallest card's cost in the stored catalog (1 when no card can be priced). */

@@ -193,6 +193,36 @@ export class OperationsMetrics implements OnModuleInit {
       },
     });
     new Gauge({
+      name: `${METRIC_PREFIX}runway_hours`,
+      help: 'Hours the ledger float lasts at the recent spend rate, at the latest drift sample (+Inf while nothing is spent)',
+      registers,
+      async collect() {
+        const { drift } = await snapshot();
+        this.remove();
+        if (drift) this.set(drift.runwayHours ?? Number.POSITIVE_INFINITY);
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}runway_state`,
+      help: 'The runway alert: 0 ok, 1 approaching (below RUNWAY_APPROACHING_HOURS), 2 below (RUNWAY_BELOW_HOURS); each left only a quarter above its threshold',
+      registers,
+      async collect() {
+        const { drift } = await snapshot();
+        this.remove();
+        if (drift) this.set({ ok: 0, approaching: 1, below: 2 }[drift.runwayState]);
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}spend_per_minute`,
+      help: 'What cards cost per minute lately (spent and surplus, smoothed), minor units',
+      registers,
+      async collect() {
+        const { drift } = await snapshot();
+        this.remove();
+        if (drift) this.set(drift.spendPerMinute);
+      },
+    });
+    new Gauge({
       name: `${METRIC_PREFIX}balance_drift_sample_age_seconds`,
       help: 'Age of the latest balance drift sample (grows while the partner balance cannot be read)',
       registers,
