@@ -14,7 +14,7 @@ const VIEWPORT = { width: 1366, height: 768 };
  * Issue 14, item 1: charts on the operations page, drawn server-side as SVG from Postgres (the page's CSP
  * allows no script), read in a real browser after a burst of orders of every outcome.
  */
-describe('charts in a browser: orders by final status, time to card, the partner, open orders by age', () => {
+describe('charts in a browser: orders by final status, time to card, the partner, open orders by age, money', () => {
   const stack = useStack({ env: { ...ADMIN_ENV, UNKNOWN_OUTCOME_WINDOW_MS: '1000' } });
   let browser: Browser;
   let page: Page;
@@ -50,6 +50,9 @@ describe('charts in a browser: orders by final status, time to card, the partner
     expect(await count('#chart-partner rect[data-series="unknown outcomes"]')).toBeGreaterThan(0);
     // Open orders by status and age: the order waiting for stock.
     expect(await count('#chart-open g[data-status="awaiting_stock"] rect')).toBeGreaterThan(0);
+    // Money (issue 24): what the burst's cards cost, from the ledger (FAST-FREE has no discount: cost = face value).
+    expect(await count('#chart-money rect[data-series="spent (cards stored)"]')).toBeGreaterThan(0);
+    expect(await page.locator('#chart-money p').textContent()).toMatch(/Face value of the cards stored in the window: (\d+\.\d\d); their cost: \1\./);
     // The day and week views draw too.
     for (const range of ['day', 'week']) {
       await page.goto(`${stack.apiUrl}/admin/charts?range=${range}`);

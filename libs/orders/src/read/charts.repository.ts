@@ -26,6 +26,16 @@ export interface ChartBucket {
   partnerRefusals: number;
 }
 
+/** Money per bucket (issue 24), from the ledger, in currency units (minor units / 100). */
+export interface MoneyBucket {
+  at: Date;
+  /** What the cards stored in the bucket cost, and their face value. */
+  spent: number;
+  faceValue: number;
+  /** What the cards beyond their order's (surplus, mismatch) cost. */
+  surplus: number;
+}
+
 export interface OpenAges {
   status: string;
   under1m: number;
@@ -43,6 +53,25 @@ export interface OpenAges {
 @Injectable()
 export class ChartsRepository {
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+
+  /** What cards cost per bucket, from the window's ledger movements (the created_at index). */
+  async money(range: ChartRange): Promise<MoneyBucket[]> {
+    const { buckets, stepS } = CHART_RANGES[range];
+    const { rows } = await this.pool.query<{ at: Date; spent: string; face_value: string; surplus: string }>(
+      `WITH w AS (SELECT to_timestamp(floor(extract(epoch FROM now()) / $2) * $2) - ($1::int - 1) * make_interval(secs => $2) AS start),
+       m AS (SELECT floor(extract(epoch FROM t.created_at - (SELECT start FROM w)) / $2)::int AS k,
+                    sum(e.amount) FILTER (WHERE e.account = 'spent') AS spent,
+                    sum(c.amount) FILTER (WHERE e.account = 'spent') AS face_value,
+                    sum(e.amount) FILTER (WHERE e.account = 'surplus') AS surplus
+             FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id LEFT JOIN cards c ON c.id = t.card_id
+             WHERE t.created_at >= (SELECT start FROM w) AND t.kind IN ('card_stored', 'surplus') AND e.account IN ('spent', 'surplus')
+             GROUP BY 1)
+       SELECT (SELECT start FROM w) + g.k * make_interval(secs => $2) AS at, coalesce(m.spent, 0) AS spent, coalesce(m.face_value, 0) AS face_value, coalesce(m.surplus, 0) AS surplus
+       FROM generate_series(0, $1::int - 1) AS g(k) LEFT JOIN m ON m.k = g.k ORDER BY g.k`,
+      [buckets, stepS],
+    );
+    return rows.map((r) => ({ at: r.at, spent: Number(r.spent) / 100, faceValue: Number(r.face_value) / 100, surplus: Number(r.surplus) / 100 }));
+  }
 
   /**
    * One pass over the window's rows per source (orders, events, sync calls), grouped by bucket (k), then

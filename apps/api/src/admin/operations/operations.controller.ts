@@ -56,8 +56,8 @@ export class OperationsController {
   @Get('charts')
   async charts(@Res() reply: FastifyReply, @Session() session: AdminSession, @Query('range') range: unknown) {
     const r: ChartRange = typeof range === 'string' && range in CHART_RANGES ? (range as ChartRange) : 'hour';
-    const [buckets, open] = await Promise.all([this.chartsRepo.series(r), this.chartsRepo.openAges()]);
-    return sendPage(reply, chartsView(r, buckets, open, { session }));
+    const [buckets, open, money] = await Promise.all([this.chartsRepo.series(r), this.chartsRepo.openAges(), this.chartsRepo.money(r)]);
+    return sendPage(reply, chartsView(r, buckets, open, { session }, money));
   }
 
   /** Orders by filter (status, client, gift card, mode, time range, error code, metadata key:value), a page at a time. */

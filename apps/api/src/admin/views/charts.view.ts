@@ -1,4 +1,4 @@
-import { CHART_RANGES, type ChartBucket, type ChartRange, type OpenAges } from '@cardpull/orders';
+import { CHART_RANGES, type ChartBucket, type ChartRange, type MoneyBucket, type OpenAges } from '@cardpull/orders';
 import { type Html, html } from './html';
 import { page, type PageContext } from './layout';
 
@@ -100,7 +100,7 @@ function openAgesChart(rows: OpenAges[]): Html {
 }
 
 /** /admin/charts: orders, time to card, the partner's answers and the open orders, over an hour, a day or a week. */
-export function chartsView(range: ChartRange, buckets: ChartBucket[], open: OpenAges[], ctx: PageContext): Html {
+export function chartsView(range: ChartRange, buckets: ChartBucket[], open: OpenAges[], ctx: PageContext, money: MoneyBucket[] = []): Html {
   const labels = buckets.map((b) => b.at);
   const col = (k: keyof ChartBucket) => buckets.map((b) => b[k] as number | null);
   return page(
@@ -131,6 +131,14 @@ export function chartsView(range: ChartRange, buckets: ChartBucket[], open: Open
       { name: 'refusals (failed, no funds, no stock)', color: COLORS.refusals, values: col('partnerRefusals') },
     ])}</section>
   <section class="card" id="chart-open" aria-label="Open orders by status and age"><h2>Open orders by status and age (now)</h2>${openAgesChart(open)}</section>
+</div>
+<div class="grid2">
+  <section class="card" id="chart-money" aria-label="Money"><h2>Money: what cards cost, in currency units</h2>
+    ${stackedBars(money.map((m) => m.at), range, [
+      { name: 'spent (cards stored)', color: COLORS.completed, values: money.map((m) => m.spent) },
+      { name: 'surplus (cards kept beyond their order)', color: COLORS.needsAttention, values: money.map((m) => m.surplus) },
+    ])}
+    <p class="small muted">Face value of the cards stored in the window: ${money.reduce((n, m) => n + m.faceValue, 0).toFixed(2)}; their cost: ${money.reduce((n, m) => n + m.spent, 0).toFixed(2)}.</p></section>
 </div>
 <p class="small muted">From Postgres at each load. Latency of every kind of call (polls, reads) and more: the Grafana dashboard (ops/grafana/cardpull.json) over /metrics.</p>`,
   );
