@@ -1,9 +1,13 @@
 import { Client } from 'pg';
-import { waitFor } from '@cardpull/testing';
+import { verifyCallback } from '@cardpull/client';
+import { LedgerRepository } from '@cardpull/orders';
+import { sleep, testPool, waitFor } from '@cardpull/testing';
+import { withDb } from '../recovery/support/recovery';
+import { startReceiver } from '../support/receiver';
 import { BalanceDrift } from '../../apps/worker/src/partner/balance-drift.service';
 import { ADMIN_ENV, ALICE, VICTOR, adminCall, csrfOf, login } from '../admin/support/admin';
 import { scrape, valueOf, workerUrl } from '../observability/support';
-import { createOrder, useStack, waitForOrder } from '../support/stack';
+import { createOrder, startStack, useStack, waitForOrder, type Stack } from '../support/stack';
 
 /**
  * Issue 24, item 3: the partner's balance against what the ledger explains. The check runs at the worker's
@@ -132,5 +136,56 @@ describe('balance drift: the partner balance checked against the ledger', () => 
     const refused = await adminCall(stack, 'POST', '/admin/ledger/movements', { cookie: viewer, form: { csrf: 'x', kind: 'top_up', amount: '10', reason: 'viewer' } });
     expect(refused.status).toBe(403);
     expect(await count()).toBe(before);
+  });
+});
+
+/** Issue 24, item 4: a subscribed client gets a signed `balance.low` callback when the runway gets low. */
+describe('balance.low: a signed callback to the clients that subscribe', () => {
+  const SECRET = 'shop-callback-secret-0001';
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let stack: Stack;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    stack = await startStack({
+      env: {
+        BALANCE_DRIFT_INTERVAL_MS: '3600000',
+        RUNWAY_WINDOW_MS: '60000',
+        CALLBACK_URLS: `shop=${receiver.url}/hooks/money`,
+        CALLBACK_SECRETS: `shop=${SECRET}`,
+        BALANCE_LOW_CALLBACK_CLIENTS: 'shop',
+      },
+    });
+  });
+  afterAll(async () => {
+    await stack?.close();
+    await receiver?.close();
+  });
+
+  it('the runway falls below: one balance.low, signed with the client\'s secret, to its default callback URL', async () => {
+    const drift = stack.worker!.get(BalanceDrift);
+    await waitFor('the opening sample', async () => (await withDb(stack, (db) => db.query(`SELECT 1 FROM balance_samples`))).rows.length > 0 || null);
+    const pool = testPool(stack.db.url, 1);
+    const ledger = new LedgerRepository(pool);
+    try {
+      // The float down to about 100.00, recorded as the partner's withdrawal would be.
+      const balance = Math.round((await stack.sim.control.state()).balance * 100);
+      await stack.sim.control.charge((balance - 10_000) / 100, 'withdrawal');
+      await ledger.operatorMovement({ kind: 'adjustment', amount: -(balance - 10_000), reason: 'withdrawal to the treasury', actor: 'admin:test', partnerAccount: 'partner', currency: 'EUR' });
+    } finally {
+      await pool.end();
+    }
+    for (const amount of [2500, 2500, 2500]) await waitForOrder(stack, (await createOrder(stack, { gift_card_code: 'ACME-BOOKS-FIXED', amount })).id);
+    expect(await drift.sample()).toMatchObject({ runwayState: 'below' });
+    // (The shop's orders are announced at the same default URL: order.completed.)
+    const balanceLow = () => receiver.received.filter((r) => r.path === '/hooks/money' && r.headers['x-cardpull-event-type'] === 'balance.low');
+    const got = await waitFor('the balance.low callback', async () => balanceLow()[0] ?? null);
+    const event = verifyCallback(got.body, got.headers, SECRET);
+    if (event.type !== 'balance.low') throw new Error(`expected balance.low, got ${event.type}`);
+    expect(event).toMatchObject({ state: 'below', currency: 'EUR', partner_account: 'partner', thresholds_hours: { approaching: 24, below: 6 } });
+    expect(event.runway_hours).toBeLessThan(1);
+    // A sample in the same state sends nothing more.
+    await drift.sample();
+    await sleep(500);
+    expect(balanceLow()).toHaveLength(1);
   });
 });

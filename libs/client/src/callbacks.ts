@@ -11,16 +11,37 @@ export const CALLBACK_HEADERS = {
 
 /** The statuses a callback announces; the event type is `order.<status>`. */
 export type CallbackStatus = 'completed' | 'failed' | 'needs_attention';
-export const CALLBACK_EVENT_TYPES = ['order.completed', 'order.failed', 'order.needs_attention'] as const;
+export const CALLBACK_EVENT_TYPES = ['order.completed', 'order.failed', 'order.needs_attention', 'balance.low'] as const;
 export type CallbackEventType = (typeof CALLBACK_EVENT_TYPES)[number];
 
 /**
  * A callback's body. `status` is the status the event announces; `order` is the order as it was when the
  * callback was sent (it may have moved on since). `id` is the same on every redelivery: deduplicate with it.
  */
-export type CallbackEvent = {
-  [S in CallbackStatus]: { id: string; type: `order.${S}`; created_at: string; status: S; order: Order };
-}[CallbackStatus];
+export type CallbackEvent =
+  | {
+      [S in CallbackStatus]: { id: string; type: `order.${S}`; created_at: string; status: S; order: Order };
+    }[CallbackStatus]
+  | BalanceLowEvent;
+
+/**
+ * `balance.low` (for a client of BALANCE_LOW_CALLBACK_CLIENTS): the partner account's float lasts less than
+ * the runway thresholds at the recent spend. Sent when the runway becomes `approaching` or `below`.
+ */
+export interface BalanceLowEvent {
+  id: string;
+  type: 'balance.low';
+  created_at: string;
+  state: 'approaching' | 'below';
+  /** Hours the float lasts at the recent spend. */
+  runway_hours: number;
+  /** What cards cost per minute lately, and the float, in minor units of `currency`. */
+  spend_per_minute: number;
+  float: number;
+  currency: string;
+  partner_account: string;
+  thresholds_hours: { approaching: number; below: number };
+}
 
 export type CallbackFailure = 'missing_header' | 'invalid_timestamp' | 'invalid_signature' | 'stale_timestamp' | 'invalid_body';
 
@@ -97,8 +118,11 @@ export function verifyCallback(rawBody: string | Uint8Array, headers: HeaderSour
   } catch {
     throw new CallbackVerificationError('invalid_body', 'The callback body is not JSON');
   }
-  const e = event as Partial<CallbackEvent> | null;
-  if (!e || typeof e.id !== 'string' || typeof e.order !== 'object' || e.order === null || !CALLBACK_EVENT_TYPES.includes(e.type as CallbackEventType) || e.type !== `order.${e.status}`) {
+  const e = event as (Partial<CallbackEvent> & { order?: unknown; status?: unknown; state?: unknown }) | null;
+  const known =
+    !!e && typeof e.id === 'string' && CALLBACK_EVENT_TYPES.includes(e.type as CallbackEventType) &&
+    (e.type === 'balance.low' ? e.state === 'approaching' || e.state === 'below' : typeof e.order === 'object' && e.order !== null && e.type === `order.${String(e.status)}`);
+  if (!known) {
     throw new CallbackVerificationError('invalid_body', `Not a callback event this client knows (type ${JSON.stringify(e?.type)}): update @cardpull/client`);
   }
   return e as CallbackEvent;

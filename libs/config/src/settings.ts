@@ -221,6 +221,14 @@ const serviceObject = z.object({
      */
     CALLBACK_URLS: z.string().optional().transform((v, ctx) => parseCallbackUrls(v, ctx)),
     /**
+     * Clients that subscribe to `balance.low` (comma-separated): a signed callback to each one's CALLBACK_URLS
+     * when the runway becomes `approaching` or `below`. Each needs a CALLBACK_URLS and a CALLBACK_SECRETS entry.
+     */
+    BALANCE_LOW_CALLBACK_CLIENTS: z
+      .string()
+      .optional()
+      .transform((v) => (v ? v.split(',').map((c) => c.trim()).filter(Boolean) : [])),
+    /**
      * Per-client secret signing its callbacks: client=secret, as CALLBACK_URLS (the older client:secret is still
      * read). A client needs one to receive callbacks. Under the local profile the local client has a public one.
      */
@@ -278,6 +286,10 @@ export const serviceSchema = serviceObject
         path: ['ASYNC_POLL_INTERVAL_MIN_MS'],
         message: `must not exceed ASYNC_POLL_INTERVAL_MAX_MS (${s.ASYNC_POLL_INTERVAL_MAX_MS})`,
       });
+    }
+    for (const client of s.BALANCE_LOW_CALLBACK_CLIENTS) {
+      if (!s.CALLBACK_URLS.has(client)) ctx.addIssue({ code: 'custom', path: ['BALANCE_LOW_CALLBACK_CLIENTS'], message: `client "${client}" has no CALLBACK_URLS entry to receive balance.low` });
+      else if (!s.CALLBACK_SECRETS.has(client)) ctx.addIssue({ code: 'custom', path: ['BALANCE_LOW_CALLBACK_CLIENTS'], message: `client "${client}" has no CALLBACK_SECRETS entry to sign balance.low` });
     }
     if (s.RUNWAY_BELOW_HOURS >= s.RUNWAY_APPROACHING_HOURS) {
       ctx.addIssue({ code: 'custom', path: ['RUNWAY_BELOW_HOURS'], message: `must be below RUNWAY_APPROACHING_HOURS (${s.RUNWAY_APPROACHING_HOURS})` });

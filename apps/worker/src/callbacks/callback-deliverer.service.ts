@@ -68,20 +68,25 @@ export class CallbackDeliverer {
     return retryInMs !== null ? { kind: 'retry', delayMs: retryInMs } : { kind: 'done', reason: ok ? 'delivered' : 'failed' };
   }
 
-  private async post(event: CallbackEventRow, secret: string): Promise<number> {
+  private async body(event: CallbackEventRow): Promise<string> {
+    const head = { id: event.id, type: event.type, created_at: event.createdAt.toISOString() };
+    // An event about the account (balance.low): its payload as it was recorded.
+    if (event.orderId === null) return JSON.stringify({ ...head, ...event.snapshot });
     const detail = await this.orders.detail(event.orderId);
     if (!detail) throw new Error('order not found');
     // The scope of the key that created the order, recorded with it: a write-only key of a client whose
     // other key reads cards must not receive the card through its own callback URL.
     const canReadCards = detail.order.callbackSecrets;
-    const body = JSON.stringify({
-      id: event.id,
-      type: event.type,
-      created_at: event.createdAt.toISOString(),
+    return JSON.stringify({
+      ...head,
       // The status the event announces; `order` is the order as it is now (it may have moved on).
-      status: event.snapshot.status,
+      status: (event.snapshot as { status: string }).status,
       order: toOrderView(detail, this.vault, canReadCards),
     });
+  }
+
+  private async post(event: CallbackEventRow, secret: string): Promise<number> {
+    const body = await this.body(event);
     const timestamp = Math.floor(Date.now() / 1000);
     const res = await request(event.url, {
       method: 'POST',

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { BalanceSamplesRepository, CatalogRepository, LedgerBook, LedgerRepository, PartnerSnapshots, type BalanceSampleRow } from '@cardpull/orders';
+import { BalanceSamplesRepository, CallbackQueue, CallbacksRepository, CatalogRepository, LedgerBook, LedgerRepository, PartnerSnapshots, type BalanceSampleRow } from '@cardpull/orders';
 import { PricingRefused, balanceMinor, costOf, discountInForce, discountPpm, type GiftCard } from '@cardpull/partner-client';
 import { PeriodicTask } from '../tasks/periodic-task';
 import { nextRunwayState, runwayHours, smoothedRate, type RunwayState } from './runway';
@@ -35,6 +35,8 @@ export class BalanceDrift extends PeriodicTask<BalanceSampleRow | null> {
     private readonly ledger: LedgerRepository,
     private readonly book: LedgerBook,
     private readonly catalog: CatalogRepository,
+    private readonly callbacks: CallbacksRepository,
+    private readonly callbackQueue: CallbackQueue,
   ) {
     super();
   }
@@ -87,7 +89,7 @@ export class BalanceDrift extends PeriodicTask<BalanceSampleRow | null> {
     } else if (row.state === 'ok' && previous?.state === 'drift') {
       this.log.log({ alert: 'balance_drift_cleared', partnerBalance, ledgerBalance: after.ledgerBalance }, 'the partner balance agrees with the ledger again');
     }
-    this.announceRunway(previous?.runwayState ?? 'ok', row, book.currency);
+    await this.announceRunway(previous?.runwayState ?? 'ok', row, after.float, book);
     return row;
   }
 
@@ -101,13 +103,38 @@ export class BalanceDrift extends PeriodicTask<BalanceSampleRow | null> {
     return { spendPerMinute, runwayHours: hours, runwayState };
   }
 
-  /** A change of the runway's state, logged once: approaching, below, recovered. */
-  private announceRunway(previous: RunwayState, row: BalanceSampleRow, currency: string): void {
+  /**
+   * A change of the runway's state, logged once: approaching, below, recovered. A worse state also sends a
+   * signed `balance.low` callback to each client of BALANCE_LOW_CALLBACK_CLIENTS (the callbacks' outbox:
+   * retried like an order's, listed with its deliveries).
+   */
+  private async announceRunway(previous: RunwayState, row: BalanceSampleRow, float: number, book: { partnerAccount: string; currency: string }): Promise<void> {
     if (row.runwayState === previous) return;
+    const currency = book.currency;
     const hours = row.runwayHours === null ? 'endless' : `${row.runwayHours.toFixed(1)} h`;
     const fields = { runwayHours: row.runwayHours, spendPerMinute: Math.round(row.spendPerMinute), currency, was: previous };
-    if (row.runwayState === 'ok') this.log.log({ alert: 'runway_recovered', ...fields }, `runway recovered: the float lasts ${hours} at the recent spend`);
-    else this.log.warn({ alert: `runway_${row.runwayState}`, ...fields }, `ALERT: runway ${row.runwayState}: the float lasts ${hours} at ${Math.round(row.spendPerMinute)} ${currency} minor units a minute; top it up`);
+    if (row.runwayState === 'ok') {
+      this.log.log({ alert: 'runway_recovered', ...fields }, `runway recovered: the float lasts ${hours} at the recent spend`);
+      return;
+    }
+    this.log.warn({ alert: `runway_${row.runwayState}`, ...fields }, `ALERT: runway ${row.runwayState}: the float lasts ${hours} at ${Math.round(row.spendPerMinute)} ${currency} minor units a minute; top it up`);
+    const worse = previous === 'ok' || row.runwayState === 'below';
+    const to = this.config.BALANCE_LOW_CALLBACK_CLIENTS.map((client) => ({ client, url: this.config.CALLBACK_URLS.get(client)! })).filter((t) => t.url);
+    if (!worse || !to.length) return;
+    const ids = await this.callbacks.addAccountEvents(
+      'balance.low',
+      {
+        state: row.runwayState,
+        runway_hours: row.runwayHours,
+        spend_per_minute: Math.round(row.spendPerMinute),
+        float: float,
+        currency,
+        partner_account: book.partnerAccount,
+        thresholds_hours: { approaching: this.config.RUNWAY_APPROACHING_HOURS, below: this.config.RUNWAY_BELOW_HOURS },
+      },
+      to,
+    );
+    await this.callbackQueue.enqueue(ids.map((id) => ({ id })));
   }
 
   /** The smallest card's cost in the stored catalog (1 when no card can be priced). */

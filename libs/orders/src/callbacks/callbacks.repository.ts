@@ -4,11 +4,12 @@ import { PG_POOL } from '@cardpull/db';
 
 export interface CallbackEventRow {
   id: string;
-  orderId: string;
+  /** Null for an event about the account (balance.low), whose body is its snapshot. */
+  orderId: string | null;
   client: string;
   type: string;
   url: string;
-  snapshot: { status: string; error: { code: string; message: string } | null };
+  snapshot: { status: string; error: { code: string; message: string } | null } | Record<string, unknown>;
   state: 'pending' | 'delivered' | 'failed';
   attempts: number;
   nextAttemptAt: Date;
@@ -31,6 +32,21 @@ const EVENT_COLUMNS = `id, order_id AS "orderId", client, type, url, snapshot, s
 @Injectable()
 export class CallbacksRepository {
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+
+  /**
+   * Account events (issue 24: `balance.low`): one per subscribed client, to its default callback URL, with the
+   * body's payload as the snapshot. Answers their ids (to enqueue after this commit).
+   */
+  async addAccountEvents(type: string, payload: Record<string, unknown>, to: { client: string; url: string }[]): Promise<string[]> {
+    if (!to.length) return [];
+    const { rows } = await this.pool.query<{ id: string }>(
+      `INSERT INTO callback_events (id, order_id, client, type, url, snapshot)
+       SELECT gen_random_uuid(), NULL, x.client, $1, x.url, $2::jsonb FROM jsonb_to_recordset($3::jsonb) AS x(client text, url text)
+       RETURNING id`,
+      [type, JSON.stringify(payload), JSON.stringify(to)],
+    );
+    return rows.map((r) => r.id);
+  }
 
   /**
    * Claims a due pending event for one attempt (a lease of `leaseMs`: another worker will not deliver it
