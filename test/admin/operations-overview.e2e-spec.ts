@@ -71,7 +71,8 @@ describe('operations overview under a flood of errors, and the job dashboard off
     expect(await page.locator('[data-all-failures]').textContent()).toBe(`All ${CAUSES} causes`);
     // Hundreds of long messages make ten rows of a few lines each, not thousands of pixels (1366 wide).
     expect(await page.locator('#partner-errors').evaluate((e) => e.getBoundingClientRect().height)).toBeLessThan(1200);
-    expect(await page.evaluate<number>('document.documentElement.scrollHeight')).toBeLessThan(2200);
+    // (The whole page: the money panel of issue 24 took it from about 2,000 px to 2,200.)
+    expect(await page.evaluate<number>('document.documentElement.scrollHeight')).toBeLessThan(2600);
   });
 
   it('/admin/errors lists every kind and cause, and the latest partner errors one by one', async () => {

@@ -40,9 +40,18 @@ async function freePorts(n: number): Promise<number[]> {
       });
     });
     // A cluster node also listens on port + 10000 (its bus): keep both free and under 55536.
-    if (port < 55_000 && !ports.includes(port)) ports.push(port);
+    if (port < 55_000 && !ports.includes(port) && (await canBind(port + 10_000))) ports.push(port);
   }
   return ports;
+}
+
+/** Whether a port can be listened on now (another process may still take it before the node does). */
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
 }
 
 const cli = (port: number, ...args: string[]) => spawnSync(REDIS_CLI_BIN, ['-h', '127.0.0.1', '-p', String(port), ...args], { encoding: 'utf8', timeout: 10_000 });
@@ -54,6 +63,18 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * cluster-node-timeout so a killed master's replica takes over within about a second.
  */
 export async function startRedisCluster(opts: { masters?: number; nodeTimeoutMs?: number } = {}): Promise<TestRedisCluster> {
+  // A port found free may be taken by another process before its node binds it (the suites run in
+  // parallel): a node that does not start means new ports, twice at most.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startRedisClusterOnce(opts);
+    } catch (error) {
+      if (attempt >= 3 || !/did not start/.test((error as Error).message)) throw error;
+    }
+  }
+}
+
+async function startRedisClusterOnce(opts: { masters?: number; nodeTimeoutMs?: number }): Promise<TestRedisCluster> {
   const count = (opts.masters ?? 3) * 2;
   const ports = await freePorts(count);
   const dir = mkdtempSync(join(tmpdir(), 'cardpull-redis-cluster-'));
