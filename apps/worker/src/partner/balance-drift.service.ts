@@ -65,7 +65,6 @@ export class BalanceDrift extends PeriodicTask<BalanceSampleRow | null> {
     const after = await this.samples.partnerSide(book.partnerAccount);
     const tolerance = await this.tolerance();
     const previous = await this.samples.latest();
-    const runway = await this.runway(book.partnerAccount, after.float, previous);
     if (!after.opened) {
       const opening = partnerBalance - after.ledgerBalance;
       if (opening !== 0) {
@@ -76,6 +75,7 @@ export class BalanceDrift extends PeriodicTask<BalanceSampleRow | null> {
       }
       return this.samples.record({ partnerBalance, ledgerBalance: after.ledgerBalance + opening, inFlight: after.inFlight, tolerance, drift: 0, state: 'opening', ...(await this.runway(book.partnerAccount, after.float + opening, previous)) });
     }
+    const runway = await this.runway(book.partnerAccount, after.float, previous);
     // The ledger moved between the two reads around the partner's: each bound is the one that explains more.
     const gap = partnerBalance - after.ledgerBalance;
     const inFlight = Math.max(before.inFlight, after.inFlight) + Math.abs(after.ledgerBalance - before.ledgerBalance);

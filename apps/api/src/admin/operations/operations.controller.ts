@@ -11,7 +11,7 @@ import { OrderInspector } from '../orders/order-inspector.service';
 import { errorsView, operationsView, searchView } from '../views/operations.view';
 import { notFoundView, orderView } from '../views/order.view';
 import { ordersFilterView } from '../views/orders-filter.view';
-import { CHART_RANGES, ChartsRepository, LedgerRepository, StatementsRepository, filterQuery, parseOrderFilter, statementCsv, type ChartRange } from '@cardpull/orders';
+import { CHART_RANGES, ChartsRepository, LedgerBook, LedgerRepository, StatementsRepository, filterQuery, parseOrderFilter, statementCsv, type ChartRange } from '@cardpull/orders';
 import { parseStatementDate } from '../../statements/statements.controller';
 import { chartsView } from '../views/charts.view';
 import { OperationsService } from './operations.service';
@@ -30,6 +30,7 @@ export class OperationsController {
     private readonly chartsRepo: ChartsRepository,
     private readonly ledger: LedgerRepository,
     private readonly statementsRepo: StatementsRepository,
+    private readonly ledgerBook: LedgerBook,
   ) {}
 
   @Get()
@@ -145,7 +146,7 @@ export class OperationsController {
     if (kind === 'top_up' && Number(amountText) < 0) return done('error', 'Nothing recorded: a top-up is positive (record a negative adjustment instead)');
     if (!reason) return done('error', 'Nothing recorded: a reason is required (the partner\'s confirmation, a ticket)');
     const minor = Math.round(Number(amountText) * 100);
-    const book = await this.operations.money().then((m) => m.book);
+    const book = await this.ledgerBook.current();
     await this.ledger.operatorMovement({ kind, amount: minor, reason, actor: `admin:${session.user}`, ...book });
     return done('ok', `Recorded: ${kind === 'top_up' ? 'a top-up' : 'an adjustment'} of ${amountText} ${book.currency} (${reason})`);
   }
