@@ -27,8 +27,13 @@ describe('deadlines use the database’s clock: a worker whose clock is minutes 
       const order = await waitForOrder(stack, id, undefined, 15_000);
       expect({ status: order.status, error: order.error }).toEqual({ status: 'completed', error: null });
       expect(order.attempts.map((a: { request_id: string }) => a.request_id)).toEqual([requestId]);
-      const posts = (await stack.sim.control.ledger()).requests.filter((r) => r.method === 'POST' && r.request_id === requestId);
-      expect(posts.map((p) => p.status)).toEqual([503, 200]);
+      const ledger = await stack.sim.control.ledger();
+      const posts = ledger.requests.filter((r) => r.method === 'POST' && r.request_id === requestId);
+      // The 503, then the card. On a loaded machine the card's answer may come after the call's deadline (an
+      // unknown outcome): the same request ID is then sent again and answers the same card, never a second.
+      expect(posts.map((p) => p.status)).toEqual([503, ...posts.slice(1).map(() => 200)]);
+      expect(posts.length).toBeGreaterThanOrEqual(2);
+      expect(ledger.cards.filter((c) => c.request_id === requestId)).toHaveLength(1);
       // The retry came after SYNC_RETRY_INTERVAL_MS (a 503's wait) by the database's clock: not an hour late, not at once.
       const gap = Date.parse(posts[1]!.at) - Date.parse(posts[0]!.at);
       expect(gap).toBeGreaterThanOrEqual(stack.config.SYNC_RETRY_INTERVAL_MS - 50);
