@@ -93,8 +93,10 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${JSON.stringify(await checkout(cardpull, { id, gift_card_code: giftCardCode, amount: Number(amount) }))}\n`);
   } else if (command === 'receive') {
     const server = createServer(callbackReceiver(env('CARDPULL_CALLBACK_SECRET'), (event) => {
-      // balance.low (a subscribed client): the partner account's float runs low; every other event is an order's.
+      // balance.low and catalog.changed (a subscribed client): the partner account's float runs low, the partner's
+      // catalog changed (a withdrawn gift card: stop offering it); every other event is an order's.
       if (event.type === 'balance.low') process.stdout.write(`${JSON.stringify({ id: event.id, type: event.type, state: event.state, runway_hours: event.runway_hours })}\n`);
+      else if (event.type === 'catalog.changed') process.stdout.write(`${JSON.stringify({ id: event.id, type: event.type, changes: event.changes.map((c) => `${c.kind} ${c.gift_card_code}`) })}\n`);
       else process.stdout.write(`${JSON.stringify({ id: event.id, type: event.type, order_id: event.order.id, status: event.status })}\n`);
     }));
     server.listen(Number(args[0] ?? 0), '127.0.0.1', () => process.stdout.write(`listening on http://127.0.0.1:${(server.address() as AddressInfo).port}\n`));

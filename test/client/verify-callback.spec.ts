@@ -74,6 +74,21 @@ describe('verifyCallback checks what the worker signs (HMAC-SHA256 of "<timestam
     expect(verifyCallback(raw, { ...headers, [CALLBACK_HEADERS.signature]: ['v1=00', headers[CALLBACK_HEADERS.signature]!] }, SECRET, { now: NOW }).id).toBe('evt-1');
   });
 
+  it('catalog.changed (issue 25): accepted and typed, narrowed on type and kind; one without its changes is refused as invalid_body', () => {
+    const body = {
+      id: 'evt-2', type: 'catalog.changed', created_at: '2026-11-30T09:15:02.200Z', detected_at: '2026-11-30T09:15:02.118Z',
+      changes: [{ id: '7', gift_card_code: 'ACME-BOOKS-FIXED', kind: 'face_values_changed', detected_at: '2026-11-30T09:15:02.118Z', before: { type: 'fixed', amounts: [1000, 2500] }, after: { type: 'fixed', amounts: [1000] }, withdrawn_amounts: [2500], added_amounts: [] }],
+    };
+    const { raw, headers } = signed(body);
+    const event = verifyCallback(raw, headers, SECRET, { now: NOW });
+    if (event.type !== 'catalog.changed') throw new Error('narrowing');
+    const change = event.changes[0]!;
+    expect(change.kind === 'face_values_changed' ? change.withdrawn_amounts : null).toEqual([2500]);
+    const { changes: _left, ...without } = body;
+    const bad = signed(without);
+    expect(refusal(() => verifyCallback(bad.raw, bad.headers, SECRET, { now: NOW }))).toBe('invalid_body');
+  });
+
   it('a signed body that is not an event this client knows is refused as invalid_body', () => {
     const unknown = signed({ ...EVENT, type: 'order.exploded', status: 'exploded' });
     expect(refusal(() => verifyCallback(unknown.raw, unknown.headers, SECRET, { now: NOW }))).toBe('invalid_body');

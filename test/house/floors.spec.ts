@@ -134,7 +134,7 @@ describe('the floors (floors.json): imports only go down, and no file imports it
       const { rooms } = JSON.parse(readFileSync(join(ROOT, 'floors.json'), 'utf8')) as { rooms: Record<string, Record<string, string[]>> };
       expect(Object.keys(rooms['libs/orders']!).sort()).toEqual(['$root', 'callbacks', 'ledger', 'maintenance', 'model', 'partner', 'queue', 'read', 'write']);
       expect(rooms['libs/orders']!.$root).toEqual(['index.ts', 'orders.module.ts']);
-      expect(Object.keys(rooms['apps/worker']!).sort()).toEqual(['$root', 'callbacks', 'commands', 'maintenance', 'partner', 'processors', 'recovery', 'steps', 'tasks', 'traffic']);
+      expect(Object.keys(rooms['apps/worker']!).sort()).toEqual(['$root', 'callbacks', 'commands', 'maintenance', 'partner', 'probe', 'processors', 'recovery', 'steps', 'tasks', 'traffic']);
       // Reads never reach into writes, and nothing below maintenance reaches up into it.
       expect(rooms['libs/orders']!.read).toEqual(['model']);
       expect(Object.entries(rooms['libs/orders']!).filter(([, to]) => to.includes('maintenance')).map(([r]) => r)).toEqual([]);

@@ -19,6 +19,7 @@ const EXPORTED = [
   'cardpull_partner_balance_age_seconds',
   'cardpull_partner_balance_low',
   'cardpull_partner_balance_low_threshold',
+  'cardpull_catalog_changes_total',
   // prom-client's default process and Node metrics, with our prefix
   'cardpull_process_cpu_user_seconds_total',
   'cardpull_process_resident_memory_bytes',

@@ -109,7 +109,7 @@ describe('OpenAPI at /docs and /docs/json is generated from the real routes and 
 
   it('documents the order and catalog endpoints, bearer auth, the Idempotency-Key header and the wait query; no /admin route', () => {
     expect(Object.keys(doc.paths).sort()).toEqual(
-      ['/health/live', '/health/ready', '/metrics', '/v1/balance', '/v1/gift-cards', '/v1/gift-cards/{code}', '/v1/inventories/{code}', '/v1/orders', '/v1/orders/{id}', '/v1/orders/by-idempotency-key/{key}', '/v1/statements'].sort(),
+      ['/health/live', '/health/ready', '/metrics', '/v1/balance', '/v1/gift-cards', '/v1/gift-cards/{code}', '/v1/inventories/{code}', '/v1/orders', '/v1/orders/{id}', '/v1/orders/by-idempotency-key/{key}', '/v1/statements', '/v1/subscriptions', '/v1/subscriptions/{eventType}'].sort(),
     );
     expect(doc.components.securitySchemes['api-key']).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
     const create = doc.paths['/v1/orders'].post;

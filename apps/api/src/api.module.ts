@@ -13,12 +13,13 @@ import { AdminModule } from './admin/admin.module';
 import { CatalogModule } from './catalog/catalog.module';
 import { OrdersModule } from './orders/orders.module';
 import { StatementsModule } from './statements/statements.module';
+import { SubscriptionsModule } from './subscriptions/subscriptions.module';
 import { TrafficModule } from '@cardpull/traffic';
 
 @Module({})
 export class ApiModule {
   /**
-   * The API process: REST intake and queries (orders/, catalog/) and the operators' pages (admin/). It
+   * The API process: REST intake and queries (orders/, catalog/, statements/, subscriptions/) and the operators' pages (admin/). It
    * enqueues; it never pulls a card itself.
    */
   static forConfig(config: ServiceConfig, logStream?: pino.DestinationStream): DynamicModule {
@@ -38,6 +39,7 @@ export class ApiModule {
         MetricsModule,
         OrdersModule,
         StatementsModule,
+        SubscriptionsModule,
         CatalogModule,
         AdminModule,
         // The per-client rate limit, counted across the fleet (FleetCounters, in Redis).

@@ -5,6 +5,7 @@ import { LoggerModule } from '@cardpull/logger';
 import { SignatureGuard } from './auth/signature.guard';
 import { CatalogController } from './catalog/catalog.controller';
 import { CallbackInbox, CallbackReceiverController } from './control/callback-receiver';
+import { CatalogControlController } from './control/catalog-control.controller';
 import { ControlController } from './control/control.controller';
 import { HealthController } from './control/health.controller';
 import { FaultRegistry } from './faults/fault-registry';
@@ -35,7 +36,7 @@ export class SimModule {
         PullRequestsController,
         HealthController,
         // SIM_CONTROL off: no route under /_sim but health, so /_sim/* answers 404; no callback receiver either.
-        ...(config.SIM_CONTROL ? [ControlController, CallbackReceiverController] : []),
+        ...(config.SIM_CONTROL ? [ControlController, CatalogControlController, CallbackReceiverController] : []),
       ],
       providers: [
         SimStateService,

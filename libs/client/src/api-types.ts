@@ -201,6 +201,25 @@ export interface OrderResponse {
   order: Order;
 }
 
+export interface Subscription {
+  /** The event: `catalog.changed`, the changes of the partner's catalog, one signed callback per change batch */
+  event_type: "catalog.changed";
+  /** When the client subscribed */
+  created_at: string;
+  /** Where the events go: the client's CALLBACK_URLS address (null: none configured now, so none is sent) */
+  callback_url: string | null;
+}
+
+export interface SubscriptionList {
+  subscriptions: Array<Subscription>;
+}
+
+export interface SubscriptionResponse {
+  subscription: Subscription;
+  /** False when the client was subscribed already (nothing changed) */
+  created: boolean;
+}
+
 /** Every error code the API documents, with the HTTP status it comes with. */
 export const API_ERROR_STATUS = {
   idempotency_key_invalid: 400,
@@ -215,13 +234,16 @@ export const API_ERROR_STATUS = {
   idempotency_key_reused: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  amount_withdrawn: 422,
   callback_not_configured: 422,
   callback_url_refused: 422,
+  gift_card_withdrawn: 422,
   invalid_amount: 422,
   spend_limit_exceeded: 422,
   too_many_attempts: 429,
   too_many_requests: 429,
   internal_error: 500,
+  catalog_unavailable: 503,
   database_unavailable: 503,
   partner_unavailable: 503,
   pricing_refused: 503,

@@ -11,7 +11,7 @@ export const CALLBACK_HEADERS = {
 
 /** The statuses a callback announces; the event type is `order.<status>`. */
 export type CallbackStatus = 'completed' | 'failed' | 'needs_attention';
-export const CALLBACK_EVENT_TYPES = ['order.completed', 'order.failed', 'order.needs_attention', 'balance.low'] as const;
+export const CALLBACK_EVENT_TYPES = ['order.completed', 'order.failed', 'order.needs_attention', 'balance.low', 'catalog.changed'] as const;
 export type CallbackEventType = (typeof CALLBACK_EVENT_TYPES)[number];
 
 /**
@@ -22,7 +22,8 @@ export type CallbackEvent =
   | {
       [S in CallbackStatus]: { id: string; type: `order.${S}`; created_at: string; status: S; order: Order };
     }[CallbackStatus]
-  | BalanceLowEvent;
+  | BalanceLowEvent
+  | CatalogChangedEvent;
 
 /**
  * `balance.low` (for a client of BALANCE_LOW_CALLBACK_CLIENTS): the partner account's float lasts less than
@@ -41,6 +42,59 @@ export interface BalanceLowEvent {
   currency: string;
   partner_account: string;
   thresholds_hours: { approaching: number; below: number };
+}
+
+/** A gift card's face values, as the partner's catalog writes them (amounts in minor units). */
+export type FacialValues = { type: 'fixed'; amounts: number[] } | { type: 'free'; min_amount: number; max_amount: number; step_amount: number };
+
+/** A gift card in an `added` or `removed` change: what a checkout needs of it (GET /v1/gift-cards/:code has the rest). */
+export interface CatalogGiftCardSummary {
+  name: string;
+  brand: string;
+  facial_values: FacialValues;
+  discount: number;
+  code_pin: boolean;
+}
+
+/** A discount the partner scheduled: `value` (in the partner's discount unit) from `date` on. */
+export interface ScheduledDiscount {
+  value: number;
+  date: string;
+}
+
+interface CatalogChangeBase {
+  /** The change's id (increasing): deduplicate or order with it. */
+  id: string;
+  gift_card_code: string;
+  /** When cardpull found it (the catalog read that showed it was stored). */
+  detected_at: string;
+}
+
+/** One change of the partner's catalog; narrow on `kind`. `before` and `after` are in the partner's words. */
+export type CatalogChange = CatalogChangeBase &
+  (
+    | { kind: 'added'; before: null; after: CatalogGiftCardSummary }
+    /** Orders for it are refused from now on (422 gift_card_withdrawn); orders accepted before go on. */
+    | { kind: 'removed'; before: CatalogGiftCardSummary; after: null }
+    /** `withdrawn_amounts` are refused from now on (422 amount_withdrawn); both list fixed amounts only (a free range's bounds are in before and after). */
+    | { kind: 'face_values_changed'; before: FacialValues; after: FacialValues; withdrawn_amounts: number[]; added_amounts: number[] }
+    | { kind: 'code_pin_changed'; before: boolean; after: boolean }
+    /** `before` is the discount last announced: a move below the threshold (CATALOG_DISCOUNT_CHANGE_THRESHOLD) is not a change. */
+    | { kind: 'discount_changed'; before: number; after: number }
+    /** `scheduled`: the entries of next_discounts that are new. */
+    | { kind: 'discount_scheduled'; before: ScheduledDiscount[]; after: ScheduledDiscount[]; scheduled: ScheduledDiscount[] }
+  );
+
+/**
+ * `catalog.changed` (for a client subscribed with `PUT /v1/subscriptions/catalog.changed`): the partner's catalog
+ * changed. One event per catalog read that showed changes, with all of them, oldest first.
+ */
+export interface CatalogChangedEvent {
+  id: string;
+  type: 'catalog.changed';
+  created_at: string;
+  detected_at: string;
+  changes: CatalogChange[];
 }
 
 export type CallbackFailure = 'missing_header' | 'invalid_timestamp' | 'invalid_signature' | 'stale_timestamp' | 'invalid_body';
@@ -118,10 +172,14 @@ export function verifyCallback(rawBody: string | Uint8Array, headers: HeaderSour
   } catch {
     throw new CallbackVerificationError('invalid_body', 'The callback body is not JSON');
   }
-  const e = event as (Partial<CallbackEvent> & { order?: unknown; status?: unknown; state?: unknown }) | null;
+  const e = event as (Partial<CallbackEvent> & { order?: unknown; status?: unknown; state?: unknown; changes?: unknown }) | null;
   const known =
     !!e && typeof e.id === 'string' && CALLBACK_EVENT_TYPES.includes(e.type as CallbackEventType) &&
-    (e.type === 'balance.low' ? e.state === 'approaching' || e.state === 'below' : typeof e.order === 'object' && e.order !== null && e.type === `order.${String(e.status)}`);
+    (e.type === 'balance.low'
+      ? e.state === 'approaching' || e.state === 'below'
+      : e.type === 'catalog.changed'
+        ? Array.isArray(e.changes)
+        : typeof e.order === 'object' && e.order !== null && e.type === `order.${String(e.status)}`);
   if (!known) {
     throw new CallbackVerificationError('invalid_body', `Not a callback event this client knows (type ${JSON.stringify(e?.type)}): update @cardpull/client`);
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CreateOrderRequest, Order, OrderList, OrderResponse } from './api-types';
+import type { CreateOrderRequest, Order, OrderList, OrderResponse, Subscription, SubscriptionList, SubscriptionResponse } from './api-types';
 import { CardpullError, CardpullNetworkError, errorFromAnswer } from './errors';
 
 /** Sent as User-Agent (`cardpull-client/<version>`); the same as package.json's version. */
@@ -65,7 +65,7 @@ interface Answer<T> {
 }
 
 interface Call {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   body?: unknown;
   headers?: Record<string, string>;
@@ -144,6 +144,25 @@ export class CardpullClient {
       yield* page.body.orders;
       cursor = page.body.next_cursor;
     } while (cursor);
+  }
+
+  /** Your subscriptions to events beyond your orders' (`catalog.changed`), sent to your callback URL. */
+  async subscriptions(options: { signal?: AbortSignal } = {}): Promise<Subscription[]> {
+    return (await this.call<SubscriptionList>({ method: 'GET', path: '/v1/subscriptions', signal: options.signal })).body.subscriptions;
+  }
+
+  /**
+   * Subscribes to `catalog.changed` (scope subscriptions:write): a signed callback to your callback URL each time
+   * the partner's catalog changes. Idempotent (`created` false when subscribed already); throws
+   * CallbackNotConfiguredError when your client has no callback URL and secret configured.
+   */
+  async subscribe(eventType: Subscription['event_type'], options: { signal?: AbortSignal } = {}): Promise<SubscriptionResponse> {
+    return (await this.call<SubscriptionResponse>({ method: 'PUT', path: `/v1/subscriptions/${encodeURIComponent(eventType)}`, signal: options.signal })).body;
+  }
+
+  /** Stops `catalog.changed` (idempotent). Events written before are still delivered. */
+  async unsubscribe(eventType: Subscription['event_type'], options: { signal?: AbortSignal } = {}): Promise<void> {
+    await this.call({ method: 'DELETE', path: `/v1/subscriptions/${encodeURIComponent(eventType)}`, signal: options.signal });
   }
 
   private deadlineOf(wait: number | undefined): number {

@@ -82,6 +82,12 @@ export class UnsupportedMediaTypeError extends CardpullError {
 export class InvalidAmountError extends CardpullError {
   declare readonly code: 'invalid_amount';
 }
+export class GiftCardWithdrawnError extends CardpullError {
+  declare readonly code: 'gift_card_withdrawn';
+}
+export class AmountWithdrawnError extends CardpullError {
+  declare readonly code: 'amount_withdrawn';
+}
 export class CallbackNotConfiguredError extends CardpullError {
   declare readonly code: 'callback_not_configured';
 }
@@ -109,6 +115,9 @@ export class PricingRefusedError extends CardpullError {
 export class DatabaseUnavailableError extends CardpullError {
   declare readonly code: 'database_unavailable';
 }
+export class CatalogUnavailableError extends CardpullError {
+  declare readonly code: 'catalog_unavailable';
+}
 
 type ErrorClass<C extends string> = new (init: CardpullErrorInit) => CardpullError & { readonly code: C };
 
@@ -127,6 +136,8 @@ export const ERROR_CLASSES: { readonly [C in ApiErrorCode]: ErrorClass<C> } = {
   payload_too_large: PayloadTooLargeError,
   unsupported_media_type: UnsupportedMediaTypeError,
   invalid_amount: InvalidAmountError,
+  gift_card_withdrawn: GiftCardWithdrawnError,
+  amount_withdrawn: AmountWithdrawnError,
   callback_not_configured: CallbackNotConfiguredError,
   callback_url_refused: CallbackUrlRefusedError,
   spend_limit_exceeded: SpendLimitExceededError,
@@ -136,6 +147,7 @@ export const ERROR_CLASSES: { readonly [C in ApiErrorCode]: ErrorClass<C> } = {
   partner_unavailable: PartnerUnavailableError,
   pricing_refused: PricingRefusedError,
   database_unavailable: DatabaseUnavailableError,
+  catalog_unavailable: CatalogUnavailableError,
 };
 
 /**

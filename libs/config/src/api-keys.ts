@@ -1,7 +1,11 @@
 import type { z } from 'zod';
 
-/** metrics:read opens GET /metrics (for a Prometheus scraper's key); statements:read the client's daily statements. */
-export const SCOPES = ['orders:write', 'orders:read', 'cards:read', 'metrics:read', 'statements:read'] as const;
+/**
+ * metrics:read opens GET /metrics (for a Prometheus scraper's key); statements:read the client's daily statements;
+ * subscriptions:write subscribes the client to events beyond its orders' (catalog.changed), which then go to its
+ * callback URL.
+ */
+export const SCOPES = ['orders:write', 'orders:read', 'cards:read', 'metrics:read', 'statements:read', 'subscriptions:write'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export interface ApiClient {

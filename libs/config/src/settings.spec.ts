@@ -21,7 +21,7 @@ describe('settings: every setting validated once at start-up', () => {
     expect(cfg.ASYNC_POLL_INTERVAL_MIN_MS).toBe(5_000);
     expect(cfg.ASYNC_POLL_INTERVAL_MAX_MS).toBe(10_000);
     expect(cfg.PARTNER_SIGNATURE_FORM).toBe('example');
-    expect(cfg.API_KEYS).toEqual([{ client: 'local', key: 'local-dev-key', scopes: new Set(['orders:write', 'orders:read', 'cards:read', 'metrics:read', 'statements:read']) }]);
+    expect(cfg.API_KEYS).toEqual([{ client: 'local', key: 'local-dev-key', scopes: new Set(['orders:write', 'orders:read', 'cards:read', 'metrics:read', 'statements:read', 'subscriptions:write']) }]);
     expect(cfg.CARD_ENCRYPTION_KEYS[0]!.key).toHaveLength(32);
     const sim = loadSimConfig({});
     expect(sim.SIM_SHARED_KEY).toBe(cfg.PARTNER_SHARED_KEY);
@@ -60,8 +60,18 @@ describe('settings: every setting validated once at start-up', () => {
     const clients = loadServiceConfig({ CARDPULL_PROFILE: 'local', API_KEYS: 'shop:shop-key-123:orders:write+orders:read, ops:ops-key-123' }).API_KEYS;
     expect(clients.map((c) => [c.client, c.key, [...c.scopes].sort()])).toEqual([
       ['shop', 'shop-key-123', ['orders:read', 'orders:write']],
-      ['ops', 'ops-key-123', ['cards:read', 'metrics:read', 'orders:read', 'orders:write', 'statements:read']],
+      ['ops', 'ops-key-123', ['cards:read', 'metrics:read', 'orders:read', 'orders:write', 'statements:read', 'subscriptions:write']],
     ]);
+  });
+
+  it('CATALOG_DISCOUNT_CHANGE_THRESHOLD: unset, half a percentage point in the unit of PARTNER_DISCOUNT_UNIT; set, as given; beyond a whole discount, refused', () => {
+    const local = (env: Record<string, string>) => loadServiceConfig({ CARDPULL_PROFILE: 'local', ...env }).CATALOG_DISCOUNT_CHANGE_THRESHOLD;
+    expect(local({})).toBe(0.5);
+    expect(local({ PARTNER_DISCOUNT_UNIT: 'fraction' })).toBe(0.005);
+    expect(local({ CATALOG_DISCOUNT_CHANGE_THRESHOLD: '0' })).toBe(0);
+    expect(local({ CATALOG_DISCOUNT_CHANGE_THRESHOLD: '1.25' })).toBe(1.25);
+    expect(problemsOf({ CATALOG_DISCOUNT_CHANGE_THRESHOLD: '2', PARTNER_DISCOUNT_UNIT: 'fraction' })).toEqual([expect.objectContaining({ setting: 'CATALOG_DISCOUNT_CHANGE_THRESHOLD' })]);
+    expect(problemsOf({ CATALOG_DISCOUNT_CHANGE_THRESHOLD: '-1' })).toEqual([expect.objectContaining({ setting: 'CATALOG_DISCOUNT_CHANGE_THRESHOLD' })]);
   });
 
   it('poll interval bounds must be ordered', () => {

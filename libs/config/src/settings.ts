@@ -83,6 +83,11 @@ const serviceObject = z.object({
       .prefault('EUR'),
     /** The ledger's name for this partner account (its entries are per partner account). */
     PARTNER_ACCOUNT: textSetting('partner', 100),
+    /**
+     * The partner profile `npm run probe` wrote (JSON, committed by the operator): the worker refuses to start
+     * when a setting contradicts it; no file there, nothing is checked.
+     */
+    PARTNER_PROFILE: textSetting('partner-profile.json', 4096),
     /** A file holding CARD_ENCRYPTION_KEYS (one entry per line): a secret manager's mount, or the data keys a KMS unwrapped at start. */
     CARD_ENCRYPTION_KEYS_FILE: z.string().optional(),
     CARD_ENCRYPTION_KEYS: requiredText(REQUIRED_OUTSIDE_LOCAL, 100_000).transform((v, ctx) =>
@@ -181,6 +186,23 @@ const serviceObject = z.object({
      */
     ORDER_LEASE_MS: timing(3_000, 600),
     CATALOG_REFRESH_INTERVAL_MS: timing(5 * 60_000, 1000),
+    /**
+     * The catalog change feed records a gift card's `discount` change only when it moved this much from the
+     * discount last announced, in the discount's own unit (PARTNER_DISCOUNT_UNIT); 0: any change. Unset: half a
+     * percentage point (0.5 in percent, 0.005 in fraction): less is noise to a checkout, not news.
+     */
+    CATALOG_DISCOUNT_CHANGE_THRESHOLD: z
+      .string()
+      .trim()
+      .optional()
+      .transform((v, ctx) => {
+        if (v === undefined || v === '') return null;
+        if (!/^\d+(\.\d+)?$/.test(v)) {
+          ctx.addIssue({ code: 'custom', message: 'must be a non-negative number in the unit of PARTNER_DISCOUNT_UNIT, e.g. 0.5' });
+          return null;
+        }
+        return Number(v);
+      }),
     /** Freshness of the cached partner balance and inventories (API views, health probe, waiting checks). */
     PARTNER_CACHE_TTL_MS: timing(30_000, 0),
     /** Below this balance (currency units) a warning is logged, shown on the operations page and exported. */
@@ -265,7 +287,9 @@ export const SERVICE_SETTING_NAMES = Object.keys(serviceObject.shape);
 export const serviceSchema = serviceObject
   .transform((s) => {
     const partner = s.PARTNER_BASE_URL ?? (s.PARTNER_ENV === 'production' ? (s.PARTNER_PRODUCTION_BASE_URL ?? '') : s.PARTNER_STAGING_BASE_URL);
-    return { ...s, PARTNER_BASE_URL: partner, ...withLocalCallbacks(s, partner) };
+    // Unset, the threshold is half a percentage point in the configured unit.
+    const discountThreshold = s.CATALOG_DISCOUNT_CHANGE_THRESHOLD ?? (s.PARTNER_DISCOUNT_UNIT === 'percent' ? 0.5 : 0.005);
+    return { ...s, PARTNER_BASE_URL: partner, CATALOG_DISCOUNT_CHANGE_THRESHOLD: discountThreshold, ...withLocalCallbacks(s, partner) };
   })
   .superRefine((s, ctx) => {
     if (!s.PARTNER_BASE_URL) {
@@ -290,6 +314,9 @@ export const serviceSchema = serviceObject
     for (const client of s.BALANCE_LOW_CALLBACK_CLIENTS) {
       if (!s.CALLBACK_URLS.has(client)) ctx.addIssue({ code: 'custom', path: ['BALANCE_LOW_CALLBACK_CLIENTS'], message: `client "${client}" has no CALLBACK_URLS entry to receive balance.low` });
       else if (!s.CALLBACK_SECRETS.has(client)) ctx.addIssue({ code: 'custom', path: ['BALANCE_LOW_CALLBACK_CLIENTS'], message: `client "${client}" has no CALLBACK_SECRETS entry to sign balance.low` });
+    }
+    if (s.CATALOG_DISCOUNT_CHANGE_THRESHOLD > (s.PARTNER_DISCOUNT_UNIT === 'percent' ? 100 : 1)) {
+      ctx.addIssue({ code: 'custom', path: ['CATALOG_DISCOUNT_CHANGE_THRESHOLD'], message: `must be at most a whole discount in the unit of PARTNER_DISCOUNT_UNIT (${s.PARTNER_DISCOUNT_UNIT})` });
     }
     if (s.RUNWAY_BELOW_HOURS >= s.RUNWAY_APPROACHING_HOURS) {
       ctx.addIssue({ code: 'custom', path: ['RUNWAY_BELOW_HOURS'], message: `must be below RUNWAY_APPROACHING_HOURS (${s.RUNWAY_APPROACHING_HOURS})` });

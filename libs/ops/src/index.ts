@@ -1,4 +1,5 @@
 export * from './health.module';
+export * from './metrics/catalog-change.metrics';
 export * from './metrics/metrics.module';
 export * from './metrics/operations.metrics';
 export * from './metrics/order.metrics';

@@ -2,9 +2,9 @@ import { BullModule, getQueueToken } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { CALLBACKS_QUEUE, ORDERS_QUEUE } from '@cardpull/queue';
-import { CallbackQueue, CallbacksRepository } from './callbacks';
+import { CallbackQueue, CallbacksRepository, SubscriptionsRepository } from './callbacks';
 import { BulkActionsRepository, OperatorActions, RetentionRepository } from './maintenance';
-import { CatalogRepository, CatalogSource, PartnerCircuit, PartnerErrors, PartnerSnapshots, PartnerStateRepository } from './partner';
+import { CatalogChangesRepository, CatalogRepository, CatalogSource, PartnerCircuit, PartnerErrors, PartnerSnapshots, PartnerStateRepository } from './partner';
 import { BalanceSamplesRepository, LedgerBook, LedgerRepository, StatementsRepository } from './ledger';
 import { CardRevealRepository, ChartsRepository, OperationsRepository, OrderReads } from './read';
 import { OrderQueue } from './queue';
@@ -19,10 +19,10 @@ export const OPERATOR_QUEUES = Symbol('OPERATOR_QUEUES');
 /** Each part's providers, in the order of the floors: the writes, the queues, the reads, maintenance, the partner. */
 const PARTS = {
   write: [IntakeRepository, StepsRepository, TransitionsRepository, AfterCommit],
-  queue: [OrderQueue, CallbackQueue, CallbacksRepository],
+  queue: [OrderQueue, CallbackQueue, CallbacksRepository, SubscriptionsRepository],
   read: [OrderReads, OperationsRepository, ChartsRepository, CardRevealRepository],
   maintenance: [OperatorActions, RetentionRepository, BulkActionsRepository],
-  partner: [PartnerStateRepository, PartnerCircuit, PartnerErrors, PartnerSnapshots, CatalogRepository, CatalogSource],
+  partner: [PartnerStateRepository, PartnerCircuit, PartnerErrors, PartnerSnapshots, CatalogRepository, CatalogChangesRepository, CatalogSource],
   ledger: [LedgerRepository, LedgerBook, BalanceSamplesRepository, StatementsRepository],
 };
 

@@ -9,3 +9,5 @@ export * from './types';
 export * from './partner.module';
 export * from './schemas';
 export * from './pricing';
+export * from './profile';
+export * from './partner-clock';

@@ -26,12 +26,16 @@ export const envelope = (httpStatus: number, code: string, message: string): Err
   status: STATUS_TEXT[httpStatus] ?? `http_${httpStatus}`,
 });
 
-/** An error answered with the envelope `{ errors: [{ code, message }], status }`. */
+/**
+ * An error answered with the envelope `{ errors: [{ code, message }], status }`; with `retryAfterS`, also a
+ * `Retry-After` header (seconds): the caller may try again then (a 503 that is not its fault).
+ */
 export class ApiError extends HttpException {
   constructor(
     httpStatus: number,
     readonly code: string,
     message: string,
+    readonly retryAfterS?: number,
   ) {
     super(envelope(httpStatus, code, message), httpStatus);
     // HttpException would name the class here (the envelope has no top-level message): keep the words.

@@ -58,6 +58,9 @@ export class EnvelopeExceptionFilter implements ExceptionFilter {
       // An overload or an outage, not a bug: one line, no stack (the metrics and health show the rest).
       this.log.warn({ cause: (exception as Error).message }, 'database unavailable: answered 503');
       void reply.header('retry-after', String(DATABASE_RETRY_AFTER_S));
+    } else if (exception instanceof ApiError && exception.retryAfterS !== undefined) {
+      // An answer the API chose to give (catalog_unavailable): its own Retry-After, no stack.
+      void reply.header('retry-after', String(exception.retryAfterS));
     } else if (httpStatus >= 500) this.log.error({ err: exception }, 'unhandled error');
     void reply.status(httpStatus).header('content-type', 'application/json; charset=utf-8').send(body);
   }

@@ -6,3 +6,5 @@ export * from './ledger';
 export * from './views';
 export * from './limits';
 export * from './clock';
+export * from './catalog';
+export * from './readings';

@@ -7,8 +7,9 @@ import {
   signingToken,
   type SignatureForm,
 } from '@cardpull/partner-client';
-import type { Inventory } from '@cardpull/partner-client';
-import type { Fault, FaultSpecInput, LedgerView, SimClockInput, SimClockView, SimLimitsInput, SimLimitsView, SimStateView } from '@cardpull/sim-contract';
+import type { GiftCard, Inventory } from '@cardpull/partner-client';
+import type { SimGiftCardChange, SimGiftCardInput } from '@cardpull/sim-contract';
+import type { Fault, FaultSpecInput, LedgerView, SimClockInput, SimClockView, SimLimitsInput, SimLimitsView, SimReadings, SimReadingsInput, SimStateView } from '@cardpull/sim-contract';
 
 export type { Fault, FaultSpecInput, LedgerView, SimStateView };
 
@@ -143,6 +144,26 @@ export class SimControl {
 
   clock(): Promise<SimClockView> {
     return this.call<SimClockView>('GET', '/_sim/clock');
+  }
+
+  /** PUT /_sim/readings: the shapes of the partner's answers on the spec's silent points, until the next reset. */
+  setReadings(readings: SimReadingsInput): Promise<SimReadings> {
+    return this.call<SimReadings>('PUT', '/_sim/readings', readings);
+  }
+
+  /** POST /_sim/catalog/gift-cards: a gift card the catalog lists from now on (until the next reset). */
+  addGiftCard(giftCard: SimGiftCardInput): Promise<GiftCard> {
+    return this.call<GiftCard>('POST', '/_sim/catalog/gift-cards', giftCard);
+  }
+
+  /** PATCH /_sim/catalog/gift-cards/:code: its face values, PIN, discount, scheduled discounts or name. */
+  changeGiftCard(code: string, change: SimGiftCardChange): Promise<GiftCard> {
+    return this.call<GiftCard>('PATCH', `/_sim/catalog/gift-cards/${encodeURIComponent(code)}`, change);
+  }
+
+  /** DELETE /_sim/catalog/gift-cards/:code: the catalog no longer lists it. */
+  async removeGiftCard(code: string): Promise<void> {
+    await this.call('DELETE', `/_sim/catalog/gift-cards/${encodeURIComponent(code)}`);
   }
 
   async faults(): Promise<Fault[]> {

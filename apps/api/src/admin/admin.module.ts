@@ -12,6 +12,7 @@ import { AdminLogin } from './auth/admin-login.service';
 import { AdminSessions } from './auth/admin-sessions.service';
 import { RevokedSessionsRepository } from './auth/revoked-sessions.repository';
 import { mountJobDashboard } from './job-dashboard';
+import { CatalogChangesController } from './operations/catalog-changes.controller';
 import { OperationsController } from './operations/operations.controller';
 import { OperationsService } from './operations/operations.service';
 import { PartnerPanel } from './operations/partner-panel.service';
@@ -29,7 +30,7 @@ import { OrderInspector } from './orders/order-inspector.service';
  */
 @Module({
   imports: [OrdersCoreModule, CatalogModule],
-  controllers: [AdminAuthController, OperationsController, BulkController, CardRevealController],
+  controllers: [AdminAuthController, OperationsController, BulkController, CardRevealController, CatalogChangesController],
   providers: [AdminSessions, RevokedSessionsRepository, AdminLogin, OperationsService, PartnerPanel, OrderInspector, AdminActions, CardReveals],
 })
 export class AdminModule implements OnModuleInit {

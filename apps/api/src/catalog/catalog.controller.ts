@@ -1,9 +1,10 @@
 import { Controller, Get, Inject, Param, UseGuards } from '@nestjs/common';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
 import { PartnerSnapshots, type Snapshot } from '@cardpull/orders';
+import type { GiftCard } from '@cardpull/partner-client';
 import { ApiError, ApiKeyGuard, ClientThrottlerGuard, RequireScope } from '@cardpull/platform';
 import { CatalogDocs, GetBalanceDocs, GetGiftCardDocs, GetInventoryDocs, ListGiftCardsDocs } from '../docs/catalog.docs';
-import { CatalogService } from './catalog.service';
+import { CatalogService, catalogUnavailable, giftCardNotFound } from './catalog.service';
 
 /**
  * The partner's catalog, inventories and balance through our caches: the catalog (refreshed every
@@ -24,24 +25,25 @@ export class CatalogController {
   @RequireScope('orders:read')
   @ListGiftCardsDocs()
   giftCards() {
-    const { cards, refreshedAt } = this.catalog.list();
-    return { gift_cards: cards, refreshed_at: refreshedAt?.toISOString() ?? null };
+    // No catalog read yet: an empty list would tell a checkout there is nothing to sell (issue 25).
+    const catalog = this.catalog.list();
+    if (!catalog) throw catalogUnavailable();
+    return { gift_cards: catalog.cards, refreshed_at: catalog.refreshedAt?.toISOString() ?? null };
   }
 
   @Get('gift-cards/:code')
   @RequireScope('orders:read')
   @GetGiftCardDocs()
   async giftCard(@Param('code') code: string) {
-    const card = await this.catalog.find(code);
-    if (!card) throw new ApiError(404, 'gift_card_not_found', `Gift card ${code} not found`);
-    return { gift_card: card, refreshed_at: this.catalog.list().refreshedAt?.toISOString() ?? null };
+    const giftCard = await this.known(code);
+    return { gift_card: giftCard, refreshed_at: this.catalog.list()?.refreshedAt?.toISOString() ?? null };
   }
 
   @Get('inventories/:code')
   @RequireScope('orders:read')
   @GetInventoryDocs()
   async inventory(@Param('code') code: string) {
-    if (!(await this.catalog.find(code))) throw new ApiError(404, 'gift_card_not_found', `Gift card ${code} not found`);
+    await this.known(code);
     const snap = available(await this.snapshots.inventory(code));
     return { ...snap.data, fetched_at: snap.fetchedAt.toISOString(), stale: snap.stale };
   }
@@ -58,6 +60,13 @@ export class CatalogController {
       low: snap.data.balance.amount < this.config.LOW_BALANCE_THRESHOLD,
       low_balance_threshold: this.config.LOW_BALANCE_THRESHOLD,
     };
+  }
+
+  /** The gift card, or 404 (with when it was withdrawn), or 503 catalog_unavailable when the catalog could not be read. */
+  private async known(code: string): Promise<GiftCard> {
+    const answer = await this.catalog.find(code);
+    if (answer.kind !== 'found') throw giftCardNotFound(code, answer);
+    return answer.giftCard;
   }
 }
 

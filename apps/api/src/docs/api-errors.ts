@@ -38,7 +38,7 @@ export const API_ERRORS = {
   order_not_found: { status: 404, when: 'No order with this id for this API client', example: 'No order 0193a1f2-7c4e-7d2a-9b1e-3f5c6d7e8a90' },
   gift_card_not_found: {
     status: 404,
-    when: "The gift card code is not in the partner's catalog (our cached copy, refreshed once on a miss)",
+    when: "The gift card code is not in the partner's catalog as last read successfully (our cached copy; a miss starts a read of the partner in the background). Never answered while the catalog cannot be read: that is `catalog_unavailable`",
     example: 'Gift card NOPE-CARD not found',
   },
   not_found: { status: 404, when: 'No such route', example: 'Cannot GET /v1/nothing' },
@@ -64,9 +64,19 @@ export const API_ERRORS = {
     when: "The amount is not one of the gift card's facial values (fixed amounts, or min/max/step), checked against the cached catalog",
     example: 'Invalid amount 1234 for gift card ACME-BOOKS-FIXED: allowed amounts are 1000, 2500, 5000, 10000',
   },
+  gift_card_withdrawn: {
+    status: 422,
+    when: "The gift card was in the partner's catalog and the partner withdrew it (the catalog change feed recorded its removal, and it is not listed again); the message says when. Orders accepted before keep going",
+    example: "Gift card SOLD-OUT-FIXED was withdrawn from the partner's catalog at 2026-11-30T09:15:02.118Z",
+  },
+  amount_withdrawn: {
+    status: 422,
+    when: "The amount was one of the gift card's facial values and the partner withdrew it (a face value change the catalog change feed recorded); the message says when, and what is offered now",
+    example: "Amount 2500 of gift card ACME-BOOKS-FIXED was withdrawn from the partner's catalog at 2026-11-30T09:15:02.118Z; allowed amounts are 1000, 5000, 10000",
+  },
   callback_not_configured: {
     status: 422,
-    when: 'callback_url was given but the client has no CALLBACK_SECRETS entry to sign its callbacks',
+    when: 'callback_url was given but the client has no CALLBACK_SECRETS entry to sign its callbacks; or a subscription asked for a client without a CALLBACK_URLS address (or secret) to send its events to',
     example: 'Client shop has no callback secret (CALLBACK_SECRETS): its callbacks could not be signed',
   },
   spend_limit_exceeded: {
@@ -89,6 +99,11 @@ export const API_ERRORS = {
     status: 503,
     when: "The gift card's discount cannot be read in the configured unit (PARTNER_DISCOUNT_UNIT: a discount above 100 %, negative, or a fraction above 1): no order is accepted at a price that cannot be computed. An operator must check the setting; nothing was recorded",
     example: 'Gift card ACME-BOOKS-FIXED: a discount of 3.5 cannot be read as a fraction (0 to 1); check PARTNER_DISCOUNT_UNIT; the order was not accepted',
+  },
+  catalog_unavailable: {
+    status: 503,
+    when: "The partner's catalog could not be read (none stored yet: a cold start against a slow or failing partner; or the last read failed, or our copy is stale) and it does not list the gift card: we cannot tell whether it exists. A read is started in the background; nothing was done: try again after Retry-After, with the same Idempotency-Key",
+    example: "The partner's catalog could not be read, so gift card ACME-BOOKS-FIXED could not be checked; nothing was done: try again in 5 s",
   },
   partner_unavailable: {
     status: 503,

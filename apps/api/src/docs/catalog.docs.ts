@@ -15,14 +15,21 @@ export const ListGiftCardsDocs = () =>
   applyDecorators(
     ApiOperation({
       summary: "The partner's gift cards",
-      description: 'Scope `orders:read`. Our cached catalog (refreshed every CATALOG_REFRESH_INTERVAL_MS): the gift cards and amounts an order may ask for.',
+      description:
+        'Scope `orders:read`. Our cached catalog (refreshed every CATALOG_REFRESH_INTERVAL_MS): the gift cards and amounts an order may ask for. ' +
+        'While no catalog could be read yet, 503 `catalog_unavailable` (never an empty list).',
     }),
     ApiResponse({ status: 200, description: 'The catalog', content: json('GiftCardList', { gift_cards: [], refreshed_at: '2026-11-22T10:00:00.000Z' }) }),
+    ApiErrors('catalog_unavailable'),
   );
 
 export const GetGiftCardDocs = () =>
   applyDecorators(
-    ApiOperation({ summary: 'One gift card', description: 'Scope `orders:read`. From the cached catalog (refreshed once on a miss).' }),
+    ApiOperation({
+      summary: 'One gift card',
+      description:
+        "Scope `orders:read`. From the cached catalog (a miss starts a read of the partner in the background). 404 when the catalog as last read lacks it (with when it was withdrawn, if it was); 503 `catalog_unavailable` when the catalog could not be read.",
+    }),
     CODE_PARAM,
     ApiResponse({
       status: 200,
@@ -32,7 +39,7 @@ export const GetGiftCardDocs = () =>
         refreshed_at: '2026-11-22T10:00:00.000Z',
       }),
     }),
-    ApiErrors('gift_card_not_found'),
+    ApiErrors('gift_card_not_found', 'catalog_unavailable'),
   );
 
 export const GetInventoryDocs = () =>
@@ -52,7 +59,7 @@ export const GetInventoryDocs = () =>
         stale: false,
       }),
     }),
-    ApiErrors('gift_card_not_found', 'partner_unavailable'),
+    ApiErrors('gift_card_not_found', 'catalog_unavailable', 'partner_unavailable'),
   );
 
 export const GetBalanceDocs = () =>

@@ -16,7 +16,8 @@ cards here; a worker pulls them from the partner. Postgres holds every order, so
 never lost: it completes, fails with the partner's reason, or is parked as \`needs_attention\`.
 
 **Authentication**: \`Authorization: Bearer <API key>\` (API_KEYS). Scopes: \`orders:write\`,
-\`orders:read\`, \`cards:read\` (without it, card codes and PINs are masked), \`statements:read\` (your daily statements).
+\`orders:read\`, \`cards:read\` (without it, card codes and PINs are masked), \`statements:read\` (your daily statements),
+\`subscriptions:write\` (subscribe to \`catalog.changed\`).
 
 **Idempotency**: \`POST /v1/orders\` needs an \`Idempotency-Key\`. Send the same key and body again after a
 timeout: you get the same order (200), never a second card.

@@ -101,10 +101,13 @@ export const CreateOrderDocs = () =>
       'payload_too_large',
       'unsupported_media_type',
       'invalid_amount',
+      'gift_card_withdrawn',
+      'amount_withdrawn',
       'callback_not_configured',
       'callback_url_refused',
       'spend_limit_exceeded',
       'pricing_refused',
+      'catalog_unavailable',
     ),
   );
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AttemptState, OrderStatus, PullMode } from '@cardpull/db';
-import type { OrderView } from '@cardpull/orders';
+import { SUBSCRIBABLE_EVENTS, type OrderView } from '@cardpull/orders';
 import { balanceSchema, giftCardSchema, inventorySchema } from '@cardpull/partner-client';
 import { createOrderSchema } from '../orders/order-input';
 
@@ -145,6 +145,19 @@ export const balanceResponseSchema = balanceSchema.extend({
   low_balance_threshold: z.number().meta({ description: 'LOW_BALANCE_THRESHOLD, in currency units' }),
 });
 
+export const subscriptionSchema = z
+  .strictObject({
+    event_type: z.enum(SUBSCRIBABLE_EVENTS).meta({ description: 'The event: `catalog.changed`, the changes of the partner\'s catalog, one signed callback per change batch' }),
+    created_at: timestamp('When the client subscribed'),
+    callback_url: z.string().nullable().meta({ description: "Where the events go: the client's CALLBACK_URLS address (null: none configured now, so none is sent)" }),
+  })
+  .meta({ example: { event_type: 'catalog.changed', created_at: '2026-11-30T09:00:00.000Z', callback_url: 'https://shop.example.com/hooks' } });
+export const subscriptionListSchema = z.strictObject({ subscriptions: z.array(subscriptionSchema) });
+export const subscriptionResponseSchema = z.strictObject({
+  subscription: subscriptionSchema,
+  created: z.boolean().meta({ description: 'False when the client was subscribed already (nothing changed)' }),
+});
+
 /** Components of the OpenAPI document, by name: responses are read as the API writes them (output). */
 export const RESPONSE_SCHEMAS = {
   Order: orderSchema,
@@ -155,6 +168,9 @@ export const RESPONSE_SCHEMAS = {
   GiftCardResponse: giftCardResponseSchema,
   InventoryResponse: inventoryResponseSchema,
   BalanceResponse: balanceResponseSchema,
+  Subscription: subscriptionSchema,
+  SubscriptionList: subscriptionListSchema,
+  SubscriptionResponse: subscriptionResponseSchema,
 };
 
 /** Request bodies are read as the caller writes them (input: `mode` may be left out). */

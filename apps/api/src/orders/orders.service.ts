@@ -5,7 +5,7 @@ import type { OrderStatus } from '@cardpull/db';
 import { AfterCommit, IntakeRepository, OrderReads, SpendLimitExceeded, TERMINAL_STATUSES, requestHash, type OrderDetail } from '@cardpull/orders';
 import { checkAmount, type GiftCard } from '@cardpull/partner-client';
 import { ApiError, FleetCounters, currentTraceparent } from '@cardpull/platform';
-import { CatalogService } from '../catalog/catalog.service';
+import { CatalogService, giftCardNotFound } from '../catalog/catalog.service';
 import { isUuid, type CreateOrderInput } from './order-input';
 
 /** A long-poll's slot outlives its wait by this much (the last status read), then frees itself if never given back. */
@@ -35,7 +35,7 @@ export class OrdersService {
     if (refusal || !giftCard) {
       // A replay of an order accepted before the catalog changed is still a replay.
       const existing = await this.intake.findByKey(client.client, idempotencyKey);
-      if (!existing) throw refusal ?? new ApiError(404, 'gift_card_not_found', `Gift card ${input.gift_card_code} not found`);
+      if (!existing) throw refusal!;
       return this.replayOrConflict(existing.requestHash === hash, existing.id, client.client);
     }
     const callbackProblem = input.callback_url ? callbackUrlProblem(input.callback_url, client.client, callbackRules(this.config)) : null;
@@ -145,11 +145,28 @@ export class OrdersService {
     return { detail: await this.get(orderId, client), capped: false };
   }
 
+  /**
+   * The order against the catalog (issue 25): a gift card or an amount the change feed recorded as withdrawn
+   * is refused naming when (422 gift_card_withdrawn, amount_withdrawn); a code the catalog could not be read
+   * for is a 503 catalog_unavailable, never a 404. An order accepted before keeps its price and snapshot.
+   */
   private async validate(input: CreateOrderInput): Promise<{ refusal: ApiError | null; giftCard?: GiftCard }> {
-    const giftCard = await this.catalog.find(input.gift_card_code);
-    if (!giftCard) return { refusal: new ApiError(404, 'gift_card_not_found', `Gift card ${input.gift_card_code} not found`) };
+    const code = input.gift_card_code;
+    const found = await this.catalog.find(code);
+    if (found.kind === 'unknown' && found.withdrawnAt) {
+      return { refusal: new ApiError(422, 'gift_card_withdrawn', `Gift card ${code} was withdrawn from the partner's catalog at ${found.withdrawnAt.toISOString()}`) };
+    }
+    if (found.kind !== 'found') return { refusal: giftCardNotFound(code, found) };
+    const { giftCard } = found;
     const check = checkAmount(giftCard.code, giftCard.facial_values, input.amount);
-    return { refusal: check.ok ? null : new ApiError(422, 'invalid_amount', check.message), giftCard };
+    if (check.ok) return { refusal: null, giftCard };
+    const withdrawnAt = await this.catalog.amountWithdrawnAt(code, input.amount);
+    if (withdrawnAt) {
+      // What is offered now, from the amount check's words ("allowed amounts are ...", "must be between ...").
+      const offered = check.message.slice(check.message.indexOf(': ') + 2);
+      return { refusal: new ApiError(422, 'amount_withdrawn', `Amount ${input.amount} of gift card ${code} was withdrawn from the partner's catalog at ${withdrawnAt.toISOString()}; ${offered}`), giftCard };
+    }
+    return { refusal: new ApiError(422, 'invalid_amount', check.message), giftCard };
   }
 
   private async replayOrConflict(sameBody: boolean, orderId: string, client: string): Promise<IntakeResult> {

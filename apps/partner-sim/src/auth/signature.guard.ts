@@ -1,8 +1,9 @@
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { SIM_CONFIG, type SimConfig } from '@cardpull/config';
+import type { SignatureForm } from '@cardpull/partner-client';
 import { SimStateService } from '../state/sim-state.service';
-import { verifySignature } from './signature';
+import { FORMS, verifySignature } from './signature';
 
 /** Every partner endpoint requires the Authorization header (spec, Endpoints); the result goes to the ledger. */
 @Injectable()
@@ -22,9 +23,11 @@ export class SignatureGuard implements CanActivate {
       host: req.headers.host,
       authorization: typeof header === 'string' ? header : undefined,
       body: req.sim.body,
-    }, clock.nowMs(), clock.current);
+    }, clock.nowMs(), clock.current, formsOf(this.state.readings.signature_forms));
     if (req.sim.entry) req.sim.entry.auth = error ? error.code : 'ok';
     if (error) throw error;
     return true;
   }
 }
+
+const formsOf = (reading: 'both' | SignatureForm): readonly SignatureForm[] => (reading === 'both' ? FORMS : [reading]);

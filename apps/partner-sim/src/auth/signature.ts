@@ -21,7 +21,7 @@ export interface SignedRequest {
   body: ParsedBody;
 }
 
-const FORMS: readonly SignatureForm[] = ['example', 'formula'];
+export const FORMS: readonly SignatureForm[] = ['example', 'formula'];
 
 /** The accepted Timestamp difference, and the 401 code beyond it. */
 export interface TimestampPolicy {
@@ -47,6 +47,8 @@ export function verifySignature(
   /** The partner's now (the simulator's clock, offset included). */
   nowMs = Date.now(),
   clock: TimestampPolicy = { windowS: config.SIM_TIMESTAMP_WINDOW_S, staleCode: config.SIM_STALE_TIMESTAMP_CODE },
+  /** The token forms accepted (PUT /_sim/readings `signature_forms`; both by default). */
+  forms: readonly SignatureForm[] = FORMS,
 ): PartnerError | null {
   const auth = parseAuthorization(req.authorization);
   if (!auth) {
@@ -63,21 +65,21 @@ export function verifySignature(
     return new PartnerError(401, clock.staleCode, message);
   }
   let match = false;
-  for (const token of candidateTokens(config, req, auth.identifier, auth.timestamp)) {
+  for (const token of candidateTokens(config, req, auth.identifier, auth.timestamp, forms)) {
     // Evaluated for every candidate: no early exit that would tell which form came close.
     match = hexDigestsEqual(hmacHex(token, config.SIM_SHARED_KEY), auth.signature) || match;
   }
   return match ? null : new PartnerError(401, 'invalid_signature', 'Signature does not match the request');
 }
 
-function candidateTokens(config: SimConfig, req: SignedRequest, identifier: string, timestamp: string): string[] {
+function candidateTokens(config: SimConfig, req: SignedRequest, identifier: string, timestamp: string, forms: readonly SignatureForm[]): string[] {
   const urls = [`http://${req.host ?? ''}${req.path}`];
   if (config.SIM_PUBLIC_BASE_URL) urls.push(`${config.SIM_PUBLIC_BASE_URL.replace(/\/$/, '')}${req.path}`);
   const payload = payloadOf(req.body);
   const omitOptions = req.method.toUpperCase() === 'GET' && payload === '' ? [false, true] : [false];
   const tokens: string[] = [];
   for (const url of urls) {
-    for (const form of FORMS) {
+    for (const form of forms) {
       for (const omitEmptyPayload of omitOptions) {
         tokens.push(signingToken({ method: req.method, url, payload, identifier, timestamp, form, omitEmptyPayload }));
       }

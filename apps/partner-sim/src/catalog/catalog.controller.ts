@@ -7,6 +7,7 @@ import { ResponderService } from '../faults/responder.service';
 import { SimStateService } from '../state/sim-state.service';
 import { FaultRegistry } from '../faults/fault-registry';
 import { inventoryOf, unlimitedInventory } from './inventory';
+import type { GiftCard } from '@cardpull/partner-client';
 
 /**
  * The read-only partner endpoints. Their errors are not shown by the spec; our choice: an unknown gift card
@@ -23,14 +24,14 @@ export class CatalogController {
 
   @Get('gift_cards')
   list(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    return this.responder.read(req, reply, { kind: 'read' }, () => ok([...this.state.world.giftCards.values()]));
+    return this.responder.read(req, reply, { kind: 'read' }, () => ok([...this.state.world.giftCards.values()].map((g) => this.shown(g))));
   }
 
   @Get('gift_cards/:id')
   show(@Req() req: FastifyRequest, @Res() reply: FastifyReply, @Param('id') code: string): Promise<void> {
     return this.responder.read(req, reply, { kind: 'read', giftCardCode: code }, () => {
       const giftCard = this.state.world.giftCards.get(code);
-      return giftCard ? ok(giftCard) : notFound(code);
+      return giftCard ? ok(this.shown(giftCard)) : notFound(code);
     });
   }
 
@@ -49,7 +50,18 @@ export class CatalogController {
 
   @Get('balance')
   balance(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    return this.responder.read(req, reply, { kind: 'read' }, () => ok({ balance: { amount: this.state.world.balance } }));
+    return this.responder.read(req, reply, { kind: 'read' }, () => {
+      // balance_unit: a decimal in currency units (the default) or an integer in minor units.
+      const world = this.state.world;
+      return ok({ balance: { amount: this.state.readings.balance_unit === 'minor' ? world.balanceCents : world.balance } });
+    });
+  }
+
+  /** discount_unit: the gift card as the catalog writes it, its discounts as fractions under the `fraction` reading. */
+  private shown(giftCard: GiftCard): GiftCard {
+    if (this.state.readings.discount_unit === 'percent') return giftCard;
+    const fraction = (v: number) => Number((v / 100).toPrecision(12));
+    return { ...giftCard, discount: fraction(giftCard.discount), next_discounts: giftCard.next_discounts.map((d) => ({ ...d, value: fraction(d.value) })) };
   }
 }
 

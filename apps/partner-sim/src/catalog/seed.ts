@@ -178,11 +178,13 @@ const fastLane: CatalogEntry = {
   stock: 'unlimited',
 };
 
-const brokenStaging: CatalogEntry = {
-  giftCard: {
-    name: 'Brokenbrand gift card',
-    code: 'STG-BROKEN',
-    brand: 'Brokenbrand',
+/**
+ * A gift card with the plainest values of every field the spec lists (online only, nothing cumulative or
+ * splittable, no PIN, no usage text, no discount, no country) but those given: the last seed entry, and the
+ * gift cards the control API adds (POST /_sim/catalog/gift-cards).
+ */
+export function plainGiftCard(given: Pick<GiftCard, 'code' | 'name' | 'brand' | 'facial_values' | 'term_of_use'> & Partial<GiftCard>): GiftCard {
+  return {
     barcode_symbology: 'code128',
     online_usable: true,
     offline_usable: false,
@@ -196,14 +198,26 @@ const brokenStaging: CatalogEntry = {
     code_pin: false,
     how_to_use_online: null,
     how_to_use_offline: null,
-    term_of_use: 'Staging only: pulling this brand does not work.',
     discount: 0,
     next_discounts: [],
+    ...logo(given.code.toLowerCase()),
+    country_name: null,
+    country_code: null,
+    ...given,
+  };
+}
+
+const brokenStaging: CatalogEntry = {
+  giftCard: plainGiftCard({
+    name: 'Brokenbrand gift card',
+    code: 'STG-BROKEN',
+    brand: 'Brokenbrand',
+    term_of_use: 'Staging only: pulling this brand does not work.',
     facial_values: { type: 'fixed', amounts: [1000] },
     ...logo('brokenbrand'),
     country_name: 'France',
     country_code: 'FR',
-  },
+  }),
   stock: 'unlimited',
 };
 

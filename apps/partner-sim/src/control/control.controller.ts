@@ -6,7 +6,7 @@ import { PartnerError } from '../common/partner-error';
 import { inventoryOf } from '../catalog/inventory';
 import { FaultRegistry } from '../faults/fault-registry';
 import { faultSpecSchema, type Fault } from '@cardpull/sim-contract';
-import { simClockSchema, simLimitsSchema, type LedgerView, type SimClockView, type SimLimitsView, type SimStateView } from '@cardpull/sim-contract';
+import { simClockSchema, simLimitsSchema, simReadingsSchema, type LedgerView, type SimClockView, type SimLimitsView, type SimReadings, type SimStateView } from '@cardpull/sim-contract';
 import { SimStateService } from '../state/sim-state.service';
 import { balanceBodySchema, chargeBodySchema, parseControlBody, stockBodySchema } from './control-bodies';
 import { setStock } from './stock';
@@ -27,7 +27,7 @@ export class ControlController {
 
   /**
    * Back to the seed: catalog, stocks, balance, pulls, pull requests, cards, ledger, the faults of SIM_FAULTS
-   * alone, the limits and clock of the settings; the received callbacks are forgotten.
+   * alone, the limits and clock of the settings, the default readings; the received callbacks are forgotten.
    */
   @Post('reset')
   @HttpCode(200)
@@ -106,6 +106,17 @@ export class ControlController {
   @Get('clock')
   clock(): SimClockView {
     return this.state.clock.view();
+  }
+
+  /** The shapes of its answers on the spec's silent points (signature forms, codes, units), until the next reset. */
+  @Put('readings')
+  setReadings(@Req() req: FastifyRequest): SimReadings {
+    return this.state.setReadings(parseControlBody(req, simReadingsSchema));
+  }
+
+  @Get('readings')
+  readings(): SimReadings {
+    return { ...this.state.readings };
   }
 
   @Get('ledger')

@@ -102,7 +102,7 @@ export class PullRequestsService {
     await this.responder.read(req, reply, ctx, () => {
       const world = this.state.world;
       const record = world.pullRequests.get(requestId);
-      const notFound = new PartnerError(404, 'pull_request_not_found', `Pull request ${requestId} not found`).toAnswer();
+      const notFound = new PartnerError(404, this.state.readings.pull_request_not_found_code, `Pull request ${requestId} not found`).toAnswer();
       // read_lag: the read copy that answers does not have it yet.
       if (record && this.faults.reading(req, { ...ctx, newPull: true }, 'read_lag', (f) => lagging(record, f))) return notFound;
       const shown = this.shown(req, { ...ctx, newPull: true }, world, requestId, record) ?? record;

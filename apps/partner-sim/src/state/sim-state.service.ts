@@ -1,13 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SIM_CONFIG, type SimConfig } from '@cardpull/config';
-import { simLimitsSchema, type SimLimits } from '@cardpull/sim-contract';
+import { DEFAULT_SIM_READINGS, simLimitsSchema, type SimLimits, type SimReadings, type SimReadingsInput } from '@cardpull/sim-contract';
 import { Limiter } from '../limits/limiter';
 import { SimClock } from './sim-clock';
 import { SimWorld } from './world';
 
 /**
- * Holds the current world, the rate limiter and the partner's clock; /_sim/reset swaps in a fresh world, the
- * limits of SIM_LIMITS and the clock of the settings.
+ * Holds the current world, the rate limiter, the partner's clock and the readings of its answers' shapes
+ * (PUT /_sim/readings); /_sim/reset swaps in a fresh world, the limits of SIM_LIMITS, the clock of the
+ * settings and the default readings.
  */
 @Injectable()
 export class SimStateService {
@@ -15,6 +16,7 @@ export class SimStateService {
   private readonly configuredLimits: SimLimits;
   readonly limiter: Limiter;
   readonly clock: SimClock;
+  private currentReadings: SimReadings = { ...DEFAULT_SIM_READINGS };
 
   constructor(@Inject(SIM_CONFIG) private readonly config: SimConfig) {
     this.current = this.seed();
@@ -33,6 +35,16 @@ export class SimStateService {
     this.current = this.seed();
     this.limiter.reset(this.configuredLimits);
     this.clock.reset();
+    this.currentReadings = { ...DEFAULT_SIM_READINGS };
+  }
+
+  get readings(): Readonly<SimReadings> {
+    return this.currentReadings;
+  }
+
+  setReadings(input: SimReadingsInput): SimReadings {
+    this.currentReadings = { ...this.currentReadings, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) };
+    return { ...this.currentReadings };
   }
 
   private seed(): SimWorld {

@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PG_POOL } from '@cardpull/db';
+import type { Queryable } from './subscriptions.repository';
 
 export interface CallbackEventRow {
   id: string;
-  /** Null for an event about the account (balance.low), whose body is its snapshot. */
+  /** Null for an event about the account (balance.low, catalog.changed), whose body is its snapshot. */
   orderId: string | null;
   client: string;
   type: string;
@@ -34,12 +35,13 @@ export class CallbacksRepository {
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
   /**
-   * Account events (issue 24: `balance.low`): one per subscribed client, to its default callback URL, with the
-   * body's payload as the snapshot. Answers their ids (to enqueue after this commit).
+   * Account events (issue 24: `balance.low`; issue 25: `catalog.changed`): one per subscribed client, to its
+   * default callback URL, with the body's payload as the snapshot, written on `db` (the transaction of what they
+   * announce, or the pool). Answers their ids (to enqueue after this commit).
    */
-  async addAccountEvents(type: string, payload: Record<string, unknown>, to: { client: string; url: string }[]): Promise<string[]> {
+  async addAccountEvents(type: string, payload: Record<string, unknown>, to: { client: string; url: string }[], db: Queryable = this.pool): Promise<string[]> {
     if (!to.length) return [];
-    const { rows } = await this.pool.query<{ id: string }>(
+    const { rows } = await db.query<{ id: string }>(
       `INSERT INTO callback_events (id, order_id, client, type, url, snapshot)
        SELECT gen_random_uuid(), NULL, x.client, $1, x.url, $2::jsonb FROM jsonb_to_recordset($3::jsonb) AS x(client text, url text)
        RETURNING id`,

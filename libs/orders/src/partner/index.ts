@@ -1,3 +1,5 @@
+export * from './catalog-changes.repository';
+export * from './catalog-diff';
 export * from './catalog-source';
 export * from './catalog.repository';
 export * from './partner-circuit';

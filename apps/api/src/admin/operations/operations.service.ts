@@ -2,6 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SERVICE_CONFIG, isPlainPassword, type ServiceConfig } from '@cardpull/config';
 import {
   BalanceSamplesRepository,
+  CatalogChangesRepository,
+  type CatalogChangeRow,
   LedgerBook,
   LedgerRepository,
   ORDER_STATUSES,
@@ -54,7 +56,12 @@ export interface OperationsModel {
   money: MoneyModel;
   /** ADMIN_USERS still has a plain-text password (fine locally; refused with PARTNER_ENV=production). */
   plainPasswords: boolean;
+  /** The partner's latest catalog changes (issue 25; all recent ones on /admin/catalog-changes). */
+  catalogChanges: CatalogChangeRow[];
 }
+
+/** How many catalog changes the overview shows. */
+export const OVERVIEW_CATALOG_CHANGES = 5;
 
 export interface MoneyModel {
   book: { partnerAccount: string; currency: string };
@@ -88,10 +95,11 @@ export class OperationsService {
     private readonly samples: BalanceSamplesRepository,
     private readonly partnerPanel: PartnerPanel,
     private readonly partnerErrors: PartnerErrors,
+    private readonly catalogChanges: CatalogChangesRepository,
   ) {}
 
   async overview(): Promise<OperationsModel> {
-    const [counts, attention, extra, recent, failures, partner, spent, inDoubt, money] = await Promise.all([
+    const [counts, attention, extra, recent, failures, partner, spent, inDoubt, money, catalogChanges] = await Promise.all([
       this.counts(),
       this.attention(),
       this.extraCards(),
@@ -101,6 +109,7 @@ export class OperationsService {
       this.config.SPEND_LIMITS.size ? this.reads.spendToday([...this.config.SPEND_LIMITS.keys()]) : Promise.resolve(new Map<string, number>()),
       this.reads.moneyInDoubt(),
       this.money(),
+      this.catalogChanges.latest(OVERVIEW_CATALOG_CHANGES),
     ]);
     return {
       counts,
@@ -116,6 +125,7 @@ export class OperationsService {
       spend: [...this.config.SPEND_LIMITS].map(([client, l]) => ({ client, today: spent.get(client) ?? 0, perDay: l.perDay, maxOrder: l.maxOrder })),
       plainPasswords: this.config.ADMIN_USERS.some(isPlainPassword),
       money,
+      catalogChanges,
     };
   }
 

@@ -5,6 +5,7 @@ import { PartnerClient, type Inventory, type PartnerTimeouts } from '@cardpull/p
 import { RedisCallGate, type ScopeView } from '@cardpull/traffic';
 import { TimeoutError, withTimeout } from '@cardpull/platform';
 import { CatalogService } from '../../catalog/catalog.service';
+import { partnerProfileModel, type PartnerProfileModel, type ProfileSettings } from './partner-profile.model';
 
 /**
  * How many causes of failure, and kinds of partner error, the overview lists (the latest first): a partner
@@ -31,6 +32,8 @@ export interface PartnerPanelModel {
   timeouts: PartnerTimeouts;
   /** The partner's clock minus ours as this process reads it (Date headers of its answers; ARCHITECTURE.md "Partner time"). */
   clock: { offsetS: number; answers: number };
+  /** What npm run probe learned of this partner (PARTNER_PROFILE), and what it says of the settings. */
+  profile: PartnerProfileModel;
 }
 
 /** A snapshot, or why it is missing: the partner was slow (TimeoutError), it failed, or nothing is cached yet. */
@@ -53,7 +56,7 @@ function unavailable(result: unknown): string | null {
 @Injectable()
 export class PartnerPanel {
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: Pick<ServiceConfig, 'LOW_BALANCE_THRESHOLD' | 'PARTNER_BASE_URL' | 'PARTNER_ENV'>,
+    @Inject(SERVICE_CONFIG) private readonly config: Pick<ServiceConfig, 'LOW_BALANCE_THRESHOLD' | 'PARTNER_BASE_URL' | 'PARTNER_ENV'> & ProfileSettings,
     private readonly snapshots: PartnerSnapshots,
     private readonly circuit: PartnerCircuit,
     private readonly partnerErrors: PartnerErrors,
@@ -63,7 +66,8 @@ export class PartnerPanel {
   ) {}
 
   async build(): Promise<PartnerPanelModel> {
-    const catalog = this.catalogService.list();
+    // None read yet: no inventory to show, and the panel says the catalog is not loaded.
+    const catalog = this.catalogService.list() ?? { cards: [], refreshedAt: null };
     const [balance, inventories, circuit, errors, traffic] = await Promise.all([
       this.balance(),
       Promise.all(catalog.cards.map((card) => this.inventory(card.code, card.name))),
@@ -84,6 +88,7 @@ export class PartnerPanel {
       timeouts: this.client.timeouts,
       // Read after the balance and inventories above: their answers count.
       clock: { offsetS: this.client.clock.offsetMs() / 1000, answers: this.client.clock.sampleCount() },
+      profile: partnerProfileModel(this.config),
     };
   }
 

@@ -4,9 +4,11 @@ import { ATTENTION_LIMIT, EXTRA_CARDS_LIMIT, type ErrorsModel, type OperationsMo
 import type { PartnerPanelModel } from '../operations/partner-panel.service';
 import type { SearchHit } from '../orders/order-inspector.service';
 import { attentionActions } from './actions.view';
+import { catalogChangesCard } from './catalog-changes.view';
 import { ago, badge, dash, money, orderLink, time, units } from './format';
 import { type Html, html } from './html';
 import { page, type PageContext } from './layout';
+import { partnerProfileSection } from './partner-profile.view';
 
 /** The overview's partner errors show this much of a message (the whole of it in the title, and on /admin/errors). */
 const PANEL_MESSAGE_MAX = 100;
@@ -254,6 +256,8 @@ export function operationsView(model: OperationsModel, ctx: PageContext & { sess
     <section class="card" aria-label="Recent orders"><h2>Recent orders</h2>${model.recent.length ? ordersTable(model.recent) : html`<p class="muted">No orders yet.</p>`}</section>
   </div>
   <div>${partner(model.partner)}
+    ${partnerProfileSection(model.partner.profile)}
+    ${catalogChangesCard(model.catalogChanges)}
     ${moneyPanel(model, ctx.session)}
     ${spend(model)}
     <section class="card"><h2>Jobs</h2><p>Queues <b>orders</b> and <b>callbacks</b>: <a href="/admin/queues">open the job dashboard</a>. Redis holds only triggers; every order is in Postgres.</p></section>
