@@ -67,6 +67,15 @@ describe('the ledger: balanced and append-only, enforced by Postgres', () => {
     expect((await pool.query('SELECT sum(amount)::int AS s FROM ledger_entries WHERE transaction_id = $1', [id])).rows[0]).toEqual({ s: 0 });
   });
 
+  it('an entry added later to a committed movement is checked in full: one that unbalances it is refused at commit', async () => {
+    const txId = await ledger.post({ kind: 'adjustment', actor: 'admin:alice', reason: 'base', legs: [leg('float', 700), leg('adjustments', -700)] });
+    const before = await count();
+    await expect(
+      pool.query(`INSERT INTO ledger_entries (transaction_id, partner_account, account, amount, currency) VALUES ($1, $2, 'float', 5, 'USD')`, [txId, ACCOUNT]),
+    ).rejects.toMatchObject({ code: '23514', message: expect.stringMatching(/does not balance: its USD entries sum to 5/) });
+    expect(await count()).toBe(before);
+  });
+
   it.each([
     ['UPDATE an entry', 'UPDATE ledger_entries SET amount = amount + 1'],
     ['DELETE an entry', 'DELETE FROM ledger_entries'],
