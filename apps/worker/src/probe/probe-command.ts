@@ -71,7 +71,8 @@ export async function probeCommand(argv: string[], env: Record<string, string | 
       credentials: { baseUrl: config.PARTNER_BASE_URL, apiKey: config.PARTNER_API_KEY, identifier: config.PARTNER_IDENTIFIER, sharedKeyHex: config.PARTNER_SHARED_KEY },
       env: production ? 'production' : 'staging',
       configured: config,
-      timeoutMs: Math.max(config.PARTNER_TIMEOUT_MS, 1000),
+      // The longest deadline the service gives a call: the probe's one card is a sync pull (PARTNER_TIMEOUT_SYNC_MS).
+      timeoutMs: Math.max(config.PARTNER_TIMEOUT_MS, config.PARTNER_TIMEOUT_SYNC_MS, 1000),
       maxCalls,
       burst,
       buyer: pool ? new OrderBuyer(pool, config.PARTNER_DISCOUNT_UNIT) : null,
