@@ -1,6 +1,9 @@
-import { Client, Pool, type QueryConfig } from 'pg';
+import { Client, Pool, type PoolClient, type QueryConfig } from 'pg';
 
 export const PG_POOL = Symbol('PG_POOL');
+
+/** What a statement can run on: the pool, or one client inside a transaction (withTransaction). */
+export type Queryable = Pick<Pool | PoolClient, 'query'>;
 
 /**
  * A client that sends every statement unnamed (parsed and planned at each execution): behind a transaction

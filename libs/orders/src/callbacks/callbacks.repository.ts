@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
-import { PG_POOL } from '@cardpull/db';
-import type { Queryable } from './subscriptions.repository';
+import { PG_POOL, type Queryable } from '@cardpull/db';
 
 export interface CallbackEventRow {
   id: string;

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
-import { PG_POOL } from '@cardpull/db';
+import { PG_POOL, type Queryable } from '@cardpull/db';
 
 /**
  * The events a client may subscribe to through the API (issue 25). Order events need no subscription (an
@@ -17,7 +17,6 @@ export interface SubscriptionRow {
 }
 
 /** Something a statement can run on: the pool, or a transaction's connection. */
-export type Queryable = Pick<Pool, 'query'>;
 
 /** A client's subscriptions (event_subscriptions), and who is subscribed when an event is written. */
 @Injectable()

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
-import { PG_POOL } from '@cardpull/db';
+import { PG_POOL, type Queryable } from '@cardpull/db';
 
 /** The ledger's accounts (the schema's LedgerAccount): where money is, per partner account. */
 export const LEDGER_ACCOUNTS = ['float', 'reserved', 'in_doubt', 'spent', 'surplus', 'adjustments'] as const;
@@ -24,7 +24,6 @@ export interface LedgerMovement {
   legs: LedgerLeg[];
 }
 
-type Queryable = Pick<Pool | PoolClient, 'query'>;
 
 /** An order's money (the order page): its price fixed at intake, and its ledger movements. */
 export interface OrderMoney {

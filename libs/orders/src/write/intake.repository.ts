@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
-import { PG_POOL, TurnBatch, preparesStatements, withTransaction, type PullMode } from '@cardpull/db';
+import { PG_POOL, TurnBatch, preparesStatements, withTransaction, type PullMode, type Queryable } from '@cardpull/db';
 import { newRequestId, uuidv7 } from '../model/ids';
 import { prepared } from './prepared';
 import { ORDER_RESULT, callOf, type ServerFunction } from './server-functions';
@@ -37,7 +37,6 @@ export type CreateResult =
   | { kind: 'replay'; order: OrderRow }
   | { kind: 'conflict'; order: OrderRow };
 
-type Queryable = Pick<Pool | PoolClient, 'query'>;
 
 /** An order over its client's daily spend limit (SPEND_LIMITS): nothing was recorded. */
 export class SpendLimitExceeded extends Error {
