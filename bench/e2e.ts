@@ -77,15 +77,15 @@ async function timeRun(ctx: BenchContext, kind: Run['kind'], orders: number): Pr
       .slice(0, 8);
     ctx.log(`    ${kind} Redis: ${redisStats.map((m) => `${m[1]} ${(Number(m[2]) / orders).toFixed(2)}/card ${(Number(m[3]) / orders).toFixed(0)} us/card`).join(', ')}`);
     for (const r of wal.rows) ctx.log(`    ${kind} WAL ${r.t.padEnd(24)} ${(Number(r.n) / orders).toFixed(2)}/card, records ${(Number(r.rec) / orders).toFixed(0)} B/card, full pages ${(Number(r.fpi) / orders).toFixed(0)} B/card`);
-    // The same WAL by the table or index each record's first block belongs to.
+    // The same WAL by the table or index each record's first block belongs to, and the record type (the 30 largest).
     const byRel = await stack.db.query<{ rel: string; bytes: string }>(
-      `SELECT coalesce(c.relname, '(none)') AS rel, sum(w.record_length) AS bytes
+      `SELECT coalesce(c.relname, '(none)') || ' ' || w.resource_manager || '/' || w.record_type AS rel, sum(w.record_length) AS bytes
          FROM pg_get_wal_records_info($1::pg_lsn, pg_current_wal_lsn()) w
          LEFT JOIN pg_class c ON c.relfilenode = substring(w.block_ref FROM 'rel \\d+/\\d+/(\\d+)')::oid
-        GROUP BY 1 ORDER BY 2 DESC LIMIT 14`,
+        GROUP BY 1 ORDER BY 2 DESC LIMIT 30`,
       [before.lsn],
     );
-    ctx.log(`    ${kind} WAL by relation (B/card): ${byRel.rows.map((r) => `${r.rel} ${(Number(r.bytes) / orders).toFixed(0)}`).join(', ')}`);
+    ctx.log(`    ${kind} WAL by relation (B/card): ${byRel.rows.map((r) => `${r.rel} ${(Number(r.bytes) / orders).toFixed(0)}`).join('\n      ')}`);
   }
   const { rows } = await stack.db.query<{ n: string }>('SELECT count(*) AS n FROM cards');
   return { kind, ...done, cards: Number(rows[0]!.n), commitsPerCard: counted.commitsPerCard, walPerCard: counted.walPerCard };

@@ -8,8 +8,8 @@ const leg = (account: LedgerLeg['account'], amount: number, currency = 'USD'): L
 
 /**
  * Issue 24, item 2: the ledger's two rules are the database's, not the service's. Postgres refuses to commit
- * a movement whose entries do not sum to zero (per currency) or that has one side only, and refuses any
- * change to what was written: UPDATE, DELETE and TRUNCATE, on entries and on transactions.
+ * a movement whose entries do not sum to zero (per currency), that has one side only or whose entries name
+ * no ledger transaction, and refuses any change to what was written: UPDATE, DELETE and TRUNCATE, on entries and on transactions.
  */
 describe('the ledger: balanced and append-only, enforced by Postgres', () => {
   let db: TestDatabase;
@@ -73,6 +73,21 @@ describe('the ledger: balanced and append-only, enforced by Postgres', () => {
     await expect(
       pool.query(`INSERT INTO ledger_entries (transaction_id, partner_account, account, amount, currency) VALUES ($1, $2, 'float', 5, 'USD')`, [txId, ACCOUNT]),
     ).rejects.toMatchObject({ code: '23514', message: expect.stringMatching(/does not balance: its USD entries sum to 5/) });
+    expect(await count()).toBe(before);
+  });
+
+  it('entries must name a ledger transaction that exists: balanced legs of a missing one are refused at commit', async () => {
+    // The balance check keeps this rule (the foreign key it replaces locked the transaction's row per leg).
+    const before = await count();
+    const missing = Number((await pool.query<{ id: string }>('SELECT coalesce(max(id), 0) + 1000 AS id FROM ledger_transactions')).rows[0]!.id);
+    await expect(
+      withTransaction(pool, async (tx) => {
+        await tx.query(
+          `INSERT INTO ledger_entries (transaction_id, partner_account, account, amount, currency) VALUES ($1, $2, 'float', 300, 'USD'), ($1, $2, 'adjustments', -300, 'USD')`,
+          [missing, ACCOUNT],
+        );
+      }),
+    ).rejects.toMatchObject({ code: '23503', message: expect.stringMatching(new RegExp(`names ledger transaction ${missing}, which does not exist`)) });
     expect(await count()).toBe(before);
   });
 

@@ -25,21 +25,27 @@ describe('taking a lease: a HOT update of the order (no index entry); the first 
 
   const counts = async () => {
     await admin.query('SELECT pg_stat_clear_snapshot()');
-    const { rows } = await admin.query<{ upd: string; hot: string }>("SELECT n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE relname = 'orders'");
-    return { updates: Number(rows[0]!.upd), hot: Number(rows[0]!.hot) };
+    const { rows } = await admin.query<{ relname: string; upd: string; hot: string }>(
+      "SELECT relname, n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE relname IN ('orders', 'attempts')",
+    );
+    const of = (t: string) => rows.find((r) => r.relname === t)!;
+    return { updates: Number(of('orders').upd), hot: Number(of('orders').hot), attemptUpdates: Number(of('attempts').upd), attemptHot: Number(of('attempts').hot) };
   };
 
   it.each([
     ['named statements', true],
     ['server-side functions (behind a transaction pooler)', false],
-  ])('through %s: every take of a new order is a HOT update, and the order stays pending', async (_label, preparedStatements) => {
+  ])('through %s: every take of a new order is a HOT update of the order and of its attempt (created -> sent), and the order stays pending', async (_label, preparedStatements) => {
     // One connection: the statistics of the takes are that backend's, flushed on demand below.
     const pool = createPgPool(db.url, 1, { preparedStatements });
     // HOT also needs room on the row's page. The migration's fillfactor leaves room for a take and a
     // completion, but whether a full page is pruned in time depends on what else runs (a loaded machine's
     // autovacuum holds back what pruning may remove: 14 of 20 HOT in one CI run). What this test proves is
     // the statement's part, that the take changes no indexed column: so every page here has room to spare.
+    // The attempt's take (created -> sent) is HOT too: the reconciler's index reads `open`, which the take
+    // leaves as it is, not the state (migration 20261130120000_lighter_card_write).
     await admin.query('ALTER TABLE orders SET (fillfactor = 10)');
+    await admin.query('ALTER TABLE attempts SET (fillfactor = 10)');
     try {
       const orders = new IntakeRepository(pool);
       const steps = new StepsRepository(pool);
@@ -61,9 +67,10 @@ describe('taking a lease: a HOT update of the order (no index entry); the first 
       }
       await pool.query('SELECT pg_stat_force_next_flush()');
       await pool.query('SELECT 1');
-      const after = await waitForCounts(counts, (c) => c.updates >= before.updates + ids.length);
+      const after = await waitForCounts(counts, (c) => c.updates >= before.updates + ids.length && c.attemptUpdates >= before.attemptUpdates + ids.length);
 
       expect({ updates: after.updates - before.updates, hot: after.hot - before.hot }).toEqual({ updates: ids.length, hot: ids.length });
+      expect({ updates: after.attemptUpdates - before.attemptUpdates, hot: after.attemptHot - before.attemptHot }).toEqual({ updates: ids.length, hot: ids.length });
       expect(taken).toEqual(ids.map(() => [true, 'pending', 'sent']));
     } finally {
       await pool.end();

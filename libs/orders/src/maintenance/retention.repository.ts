@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PG_POOL } from '@cardpull/db';
 import { mayYieldCardSql } from '../model/attempt-facts';
+import { ATTEMPT_WRITTEN_COLUMNS } from '../model/order.types';
 
 /**
  * Which orders may leave the hot tables: terminal (completed or failed) with no step, untouched for the
@@ -35,6 +36,9 @@ const PICK = `
 const SECRET_FIELDS = ['code_enc', 'pin_enc', 'pdf_enc', 'pdf_url'];
 
 /** Retention (issue 13): the statements of the worker's retention task, each one short transaction. */
+/** The restore's insert of the attempts: every column but the generated `open` (it takes no value, not even the archive's). */
+const RESTORED_ATTEMPT_COLUMNS = ATTEMPT_WRITTEN_COLUMNS.join(', ');
+
 @Injectable()
 export class RetentionRepository {
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
@@ -80,7 +84,8 @@ export class RetentionRepository {
     const { rowCount } = await this.pool.query(
       `WITH x AS (DELETE FROM orders_archive WHERE id = $1 RETURNING document),
        o AS (INSERT INTO orders SELECT (jsonb_populate_record(NULL::orders, x.document->'order')).* FROM x RETURNING id, status),
-       a AS (INSERT INTO attempts SELECT (jsonb_populate_record(NULL::attempts, e)).* FROM x, jsonb_array_elements(x.document->'attempts') e),
+       a AS (INSERT INTO attempts (${RESTORED_ATTEMPT_COLUMNS}) SELECT ${ATTEMPT_WRITTEN_COLUMNS.map((c) => `r.${c}`).join(', ')}
+             FROM x, jsonb_array_elements(x.document->'attempts') e, jsonb_populate_record(NULL::attempts, e) r),
        c AS (INSERT INTO cards SELECT (jsonb_populate_record(NULL::cards, '{"code_enc": "\\\\x"}'::jsonb || e)).* FROM x, jsonb_array_elements(x.document->'cards') e),
        ev AS (INSERT INTO order_events SELECT (jsonb_populate_record(NULL::order_events, e)).* FROM x, jsonb_array_elements(x.document->'events') e),
        cb AS (INSERT INTO callback_events SELECT (jsonb_populate_record(NULL::callback_events, e)).* FROM x, jsonb_array_elements(x.document->'callbacks') e),

@@ -34,6 +34,17 @@ export const mayYieldCardSql = (a: string, recheckMs: string): string => `(${a}.
     OR (${a}.declared_dead_at IS NULL AND ${a}.error_code IN ('stored_answer', 'used_without_pull_request') AND ${a}.updated_at > now() - make_interval(secs => ${recheckMs}::float8 / 1000)))))`;
 
 /**
+ * SQL: the predicate of the attempts' partial index `attempts_recheck_request_id_idx` (migration
+ * 20261130120000_lighter_card_write), for attempt `a`: its outcome is open (`open`, a column Postgres computes
+ * from the state), or it was declared dead (by an operator, or by inference before 2026-11-25). Every attempt
+ * mayYieldCardSql keeps meets it. A query that reads through that index names it as it is: Postgres uses a
+ * partial index only for a query whose conditions contain its predicate. The index reads no `state`, so the
+ * take (created -> sent) is a HOT update.
+ */
+export const recheckIndexSql = (a: string): string =>
+  `(${a}.open OR ${a}.declared_dead_at IS NOT NULL OR ${a}.error_code IN ('stored_answer', 'used_without_pull_request'))`;
+
+/**
  * An operator's re-drive of an order whose request ID is open: always the SAME request ID (invariant 2). A
  * sync order sends it again; an async one reads its pull request, or creates it again if the partner never
  * showed it.

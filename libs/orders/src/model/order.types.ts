@@ -46,12 +46,17 @@ export const ORDER_FIELDS = [
 ] as const satisfies readonly (keyof OrderModel)[];
 const ORDERS_LISTED: Same<(typeof ORDER_FIELDS)[number] | 'disputedAt' | 'discountPpm' | 'cost' | 'catalogSnapshot', keyof OrderModel> = true;
 
-/** Every field of the schema's Attempt. */
+/**
+ * Every field of the schema's Attempt but `open`, which Postgres computes from `state` (a generated column:
+ * read by an index, never written, and the state says it already).
+ */
 export const ATTEMPT_FIELDS = [
   'requestId', 'orderId', 'seq', 'kind', 'state', 'partnerStatus', 'errorCode', 'errorMessage', 'callCount', 'firstSentAt',
   'lastSentAt', 'unknownSince', 'notFoundSince', 'declaredDeadAt', 'declaredDeadBy', 'createdAt', 'updatedAt',
 ] as const satisfies readonly (keyof AttemptModel)[];
-const ATTEMPTS_LISTED: Same<(typeof ATTEMPT_FIELDS)[number], keyof AttemptModel> = true;
+const ATTEMPTS_LISTED: Same<(typeof ATTEMPT_FIELDS)[number] | 'open', keyof AttemptModel> = true;
+/** The columns of `attempts` a row is written with: all of them but the generated `open`. */
+export const ATTEMPT_WRITTEN_COLUMNS: readonly string[] = ATTEMPT_FIELDS.map(column);
 
 /** Every field of the schema's Card. */
 export const CARD_FIELDS = [

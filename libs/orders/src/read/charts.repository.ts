@@ -54,7 +54,7 @@ export interface OpenAges {
 export class ChartsRepository {
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
-  /** What cards cost per bucket, from the window's ledger movements (the created_at index). */
+  /** What cards cost per bucket, from the window's ledger movements (the created_at BRIN index). */
   async money(range: ChartRange): Promise<MoneyBucket[]> {
     const { buckets, stepS } = CHART_RANGES[range];
     const { rows } = await this.pool.query<{ at: Date; spent: string; face_value: string; surplus: string }>(

@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import { PG_POOL } from '@cardpull/db';
 import { filterSql, type OrderFilter } from './order-filter';
 import type { AttentionRow, ExtraCardCounts, ExtraCardRow, FailureGroup, FilteredOrder, MoneyInDoubt, OrderSummary, SearchHit, TimelineEvent } from './read-models';
+import { recheckIndexSql } from '../model/attempt-facts';
 
 /** The columns of an OrderSummary, from `orders o`. */
 const SUMMARY_COLUMNS = `o.id, o.status, o.client, o.mode, o.gift_card_code AS "giftCardCode", o.amount, o.created_at AS "createdAt", o.updated_at AS "updatedAt"`;
@@ -75,14 +76,14 @@ export class OperationsRepository {
 
   /**
    * Orders waiting on a request ID of unknown outcome (an open attempt that has had an unknown outcome), by
-   * status: how many, their face value, since when the oldest waits. The (state, request_id) index picks the
-   * open attempts; an order counts once however many of its IDs are open.
+   * status: how many, their face value, since when the oldest waits. The attempts' recheck index
+   * (recheckIndexSql) picks the open attempts; an order counts once however many of its IDs are open.
    */
   async moneyInDoubt(): Promise<MoneyInDoubt[]> {
     const { rows } = await this.pool.query<MoneyInDoubt>(
       `SELECT o.status::text AS status, count(*)::int AS orders, coalesce(sum(o.amount), 0)::float8 AS amount, min(x.since) AS oldest
        FROM (SELECT order_id, min(unknown_since) AS since FROM attempts
-             WHERE state IN ('sent', 'unknown') AND unknown_since IS NOT NULL GROUP BY order_id) x
+             WHERE ${recheckIndexSql('attempts')} AND state IN ('sent', 'unknown') AND unknown_since IS NOT NULL GROUP BY order_id) x
        JOIN orders o ON o.id = x.order_id
        GROUP BY o.status ORDER BY o.status`,
     );

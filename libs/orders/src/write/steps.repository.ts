@@ -6,7 +6,7 @@ import { ATTEMPT_COLUMNS, ORDER_COLUMNS, STEP_ORDER_COLUMNS, STEP_ORDER_FIELDS, 
 import { prepared } from './prepared';
 import { ORDER_RESULT, callOf, type ServerFunction } from './server-functions';
 import { SEND_STEPS_SQL } from '../model/order-steps';
-import { mayYieldCardSql } from '../model/attempt-facts';
+import { mayYieldCardSql, recheckIndexSql } from '../model/attempt-facts';
 import { noteSets, type AttemptNote } from './attempt-note';
 
 export interface CurrentStep<O extends StepOrder = OrderRow> {
@@ -187,7 +187,7 @@ export class StepsRepository {
     const { rows } = await this.pool.query<{ orderId: string; requestId: string; kind: PullMode; state: AttemptState }>(
       `SELECT a.order_id AS "orderId", a.request_id AS "requestId", a.kind, a.state
        FROM attempts a JOIN orders o ON o.id = a.order_id
-       WHERE a.request_id > $1 AND a.state <> 'created' AND ${mayYieldCardSql('a', '$3')}
+       WHERE a.request_id > $1 AND ${recheckIndexSql('a')} AND a.state <> 'created' AND ${mayYieldCardSql('a', '$3')}
          AND (a.state = 'failed_definitive' OR o.next_step IS NULL)
        ORDER BY a.request_id LIMIT $2`,
       [afterRequestId, limit, recheckMs],
