@@ -24,6 +24,11 @@ export class BulkRunner extends PeriodicTask<number> {
     super();
   }
 
+  /** No bulk action running (the usual case): the tick claims nothing, so an idle fleet writes nothing each second. */
+  protected override async idle(): Promise<{ answer: number } | null> {
+    return (await this.bulk.anyRunning()) ? null : { answer: 0 };
+  }
+
   protected async tick(): Promise<number> {
     const batch = await this.bulk.nextBatch(this.config.BULK_ACTIONS_PER_SECOND);
     if (!batch) return 0;

@@ -16,6 +16,11 @@ export class CircuitProbe extends PeriodicTask<'closed' | 'still_open' | 'not_op
     super();
   }
 
+  /** A closed circuit (the usual case) has nothing to probe: the tick claims nothing. */
+  protected override async idle(): Promise<{ answer: 'not_open' } | null> {
+    return (await this.circuit.state()).state === 'open' ? null : { answer: 'not_open' };
+  }
+
   protected tick() {
     return this.probe();
   }

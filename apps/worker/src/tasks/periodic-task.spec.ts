@@ -27,4 +27,26 @@ describe('PeriodicTask', () => {
     await new Promise((r) => setTimeout(r, 130));
     await expect(task.runOnce()).resolves.toBe(2);
   });
+
+  it('an idle run (the task says it has nothing to do) claims nothing: no write for a tick with no work', async () => {
+    const claims: string[] = [];
+    class Idle extends PeriodicTask<number> {
+      protected readonly taskName = 'idle test task';
+      protected readonly every = 60_000;
+      work = false;
+      protected override async idle() {
+        return this.work ? null : { answer: 0 };
+      }
+      protected tick(): Promise<number> {
+        return Promise.resolve(1);
+      }
+    }
+    const task = new Idle();
+    task.leases = { leaseMs: 100, claim: async (name: string) => (claims.push(name), true), release: async () => undefined } as unknown as TaskLeases;
+    await expect(task.runOnce()).resolves.toBe(0);
+    expect(claims).toEqual([]);
+    task.work = true;
+    await expect(task.runOnce()).resolves.toBe(1);
+    expect(claims).toEqual(['idle test task']);
+  });
 });

@@ -60,6 +60,12 @@ export class BulkActionsRepository {
     return rows;
   }
 
+  /** Whether a bulk action is running (a read: the runner claims its tick only then). */
+  async anyRunning(): Promise<boolean> {
+    const { rows } = await this.pool.query<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM bulk_actions WHERE state = 'running') AS any`);
+    return rows[0]!.any;
+  }
+
   /** The oldest running bulk action and its next `n` order ids. */
   async nextBatch(n: number): Promise<{ action: BulkActionRow; orderIds: string[] } | null> {
     const { rows } = await this.pool.query<BulkActionRow & { ids: string[] }>(
