@@ -17,7 +17,7 @@ ALTER TABLE "attempts" SET (fillfactor = 70);
 -- The index holds what the reconciler and the operations page ask about: the open request IDs, and the ones
 -- declared dead that are still read for a card (an operator's declaration, and the inferences of versions
 -- before 2026-11-25); see mayYieldCardSql in libs/orders/src/model/attempt-facts.ts. A query names this
--- predicate (RECHECK_INDEX_SQL there) to use the index. The key is the request ID alone: the reconciler pages
+-- predicate (recheckIndexSql there) to use the index. The key is the request ID alone: the reconciler pages
 -- by it.
 DROP INDEX "attempts_state_request_id_idx";
 CREATE INDEX "attempts_recheck_request_id_idx" ON "attempts"("request_id")
