@@ -37,14 +37,16 @@ export async function checkLedger(databaseUrl: string): Promise<LedgerCheck> {
     );
     const orders = await pg.query<{
       id: string; status: string; cost: number; amount: number; held_account: string | null; held: string | null;
-      spent_moves: string; spent: string | null; in_doubt_id: boolean;
+      spent_moves: string; spent: string | null; in_doubt_id: boolean; attempts_seen: string | null;
     }>(
       `SELECT o.id, o.status::text, o.cost, o.amount, h.account::text AS held_account, h.amount AS held,
               (SELECT count(*) FROM ledger_transactions t WHERE t.order_id = o.id AND t.kind = 'card_stored') AS spent_moves,
               (SELECT sum(e.amount) FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id
                 WHERE t.order_id = o.id AND t.kind = 'card_stored' AND e.account = 'spent') AS spent,
               EXISTS (SELECT 1 FROM attempts a WHERE a.order_id = o.id AND a.unknown_since IS NOT NULL
-                        AND a.state NOT IN ('succeeded', 'failed_definitive')) AS in_doubt_id
+                        AND a.state NOT IN ('succeeded', 'failed_definitive')) AS in_doubt_id,
+              (SELECT string_agg(a.state || CASE WHEN a.unknown_since IS NULL THEN '' ELSE ' (had an unknown outcome)' END, ', ' ORDER BY a.seq)
+                 FROM attempts a WHERE a.order_id = o.id) AS attempts_seen
          FROM orders o LEFT JOIN LATERAL cardpull_ledger_held(o.id) h ON true
         WHERE o.cost IS NOT NULL`,
     );
@@ -79,7 +81,7 @@ export async function checkLedger(databaseUrl: string): Promise<LedgerCheck> {
       if (live && o.cost > 0) {
         if (held !== o.cost) problems.push(`live order ${o.id} (${o.status}) holds ${held}, not its cost ${o.cost}`);
         const expected = o.in_doubt_id ? 'in_doubt' : 'reserved';
-        if (held !== 0 && o.held_account !== expected) problems.push(`live order ${o.id}: its money is in ${o.held_account}, expected ${expected}`);
+        if (held !== 0 && o.held_account !== expected) problems.push(`live order ${o.id}: its money is in ${o.held_account}, expected ${expected} (its request IDs: ${o.attempts_seen ?? 'none'})`);
       }
       if (live && o.in_doubt_id) {
         totals.waitingOnUnknown.orders += 1;

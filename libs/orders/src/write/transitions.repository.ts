@@ -156,6 +156,7 @@ export const STORE_CARD_FN: ServerFunction = {
   ],
   body: storeCardSql(
     `updated_at = now(), state = $14,
+      unknown_since = CASE WHEN $14 = 'unknown' THEN COALESCE(unknown_since, now()) ELSE unknown_since END,
       partner_status = CASE WHEN $14 = 'succeeded' THEN $15 ELSE partner_status END,
       error_code = CASE WHEN $14 = 'succeeded' THEN NULL ELSE error_code END,
       error_message = CASE WHEN $14 = 'succeeded' THEN NULL ELSE error_message END,
@@ -264,7 +265,14 @@ export class TransitionsRepository {
     if (this.viaFunctions) {
       statement = callOf(STORE_CARD_FN, [...params, attempt.state, partnerStatus]);
     } else {
-      const note: AttemptNote = attempt.state === 'succeeded' ? { state: 'succeeded', partnerStatus, error: null, notFoundSince: 'clear' } : { state: attempt.state };
+      // An ID left open as unknown starts its unknown-outcome window, as every move to unknown does: the
+      // ledger holds its order's money in in_doubt from then on.
+      const note: AttemptNote =
+        attempt.state === 'succeeded'
+          ? { state: 'succeeded', partnerStatus, error: null, notFoundSince: 'clear' }
+          : attempt.state === 'unknown'
+            ? { state: 'unknown', unknownSince: 'start' }
+            : { state: attempt.state };
       const { sets } = noteSets(note, params);
       statement = prepared(storeCardText(sets), params);
     }
