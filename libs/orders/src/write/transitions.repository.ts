@@ -5,7 +5,7 @@ import type { CardRow } from '../model/order.types';
 import { newRequestId } from '../model/ids';
 import { prepared } from './prepared';
 import { callOf, type ServerFunction } from './server-functions';
-import { noteSets, type AttemptNote } from './attempt-note';
+import { noteSets, unknownWindow, type AttemptNote } from './attempt-note';
 
 /** A card as the store receives it (its order and time come from the statement). */
 /** A card as it is stored: code, PIN and PDF link sealed (the clear pdf_url column is never written any more). */
@@ -144,7 +144,8 @@ function storeCardText(attemptSets: string): string {
 /**
  * storeCardSql as a server-side function (server-functions.ts), the attempt's note as parameters: $1-$13 as
  * storeCard passes them, $14 the attempt's state, $15 its partner status. A card that answered the asked ID
- * (state succeeded) also clears the attempt's error and its not-found run, as storeCard's note does.
+ * (state succeeded) also clears the attempt's error and its not-found run, as storeCard's note does; one that
+ * leaves it unknown starts its unknown-outcome window, as noteSets does (unknownWindow in attempt-note.ts).
  */
 export const STORE_CARD_FN: ServerFunction = {
   name: 'cardpull_store_card',
@@ -265,14 +266,7 @@ export class TransitionsRepository {
     if (this.viaFunctions) {
       statement = callOf(STORE_CARD_FN, [...params, attempt.state, partnerStatus]);
     } else {
-      // An ID left open as unknown starts its unknown-outcome window, as every move to unknown does: the
-      // ledger holds its order's money in in_doubt from then on.
-      const note: AttemptNote =
-        attempt.state === 'succeeded'
-          ? { state: 'succeeded', partnerStatus, error: null, notFoundSince: 'clear' }
-          : attempt.state === 'unknown'
-            ? { state: 'unknown', unknownSince: 'start' }
-            : { state: attempt.state };
+      const note: AttemptNote = attempt.state === 'succeeded' ? { state: 'succeeded', partnerStatus, error: null, notFoundSince: 'clear' } : { state: attempt.state };
       const { sets } = noteSets(note, params);
       statement = prepared(storeCardText(sets), params);
     }
@@ -344,7 +338,7 @@ function transitionStatement(t: Transition, minted: string | undefined): QueryCo
 function transitionValues(t: Transition, minted: string | undefined): unknown[] {
   const killsNow = t.newAttempt && t.attempt?.requestId === t.newAttempt.replaces && t.attempt.state === 'failed_definitive';
   const note = t.attempt;
-  const unknown = note?.unknownSince;
+  const unknown = note && unknownWindow(note);
   const detail = t.event && (t.newAttempt ? { ...t.event.detail, previous_request_id: t.newAttempt.replaces } : t.event.detail);
   return [
     t.orderId,
