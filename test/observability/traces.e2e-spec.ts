@@ -67,7 +67,9 @@ describe('traces: an order is one trace from intake to the card, across the API 
     const lost = await createOrder(stack, { gift_card_code: 'ACME-BOOKS-FIXED', amount: 2500 });
     const untraced = await createOrder(stack, { gift_card_code: 'ACME-BOOKS-FIXED', amount: 2500, mode: 'async' });
     // One job is lost: the sweeper re-creates it from the order's row. The other is replaced by a job that
-    // carries no trace (one from before the orders kept theirs).
+    // carries no trace (one from before the orders kept theirs). Both first land (the intake answers before
+    // its enqueue).
+    await waitFor('both first jobs in Redis', async () => (await queue.getJob(orderStepJobId(lost.id, 1))) && (await queue.getJob(orderStepJobId(untraced.id, 1))), 10_000);
     await queue.remove(orderStepJobId(lost.id, 1));
     await queue.remove(orderStepJobId(untraced.id, 1));
     const bare = jobOf('async_create', { orderId: untraced.id, stepSeq: 1 }, { jobId: orderStepJobId(untraced.id, 1) });

@@ -15,8 +15,9 @@ export type IntakeResult = { created: boolean; detail: OrderDetail };
 
 /**
  * Intake: validate against the cached catalog (with the partner's own error codes and messages), commit
- * the order and its first request ID in one statement, then enqueue its first step with a fixed job id.
- * If Redis is down the order is still accepted: it is durable, and the sweeper enqueues it.
+ * the order and its first request ID in one statement, answer, and enqueue its first step with a fixed job
+ * id meanwhile (the answer does not wait for Redis). If Redis is down the order is still accepted: it is
+ * durable, and the sweeper enqueues it.
  */
 @Injectable()
 export class OrdersService {
@@ -71,7 +72,11 @@ export class OrdersService {
     });
     if (result.kind !== 'created') return this.replayOrConflict(result.kind === 'replay', result.order.id, client.client);
     const { order } = result;
-    await this.afterCommit.run({ next: { orderId: order.id, stepSeq: order.stepSeq, step: order.nextStep!, delayMs: 0, client: client.client } });
+    // Answered at the commit: the order and its request ID are durable now. Its first step's job follows
+    // without the caller waiting for Redis (a job is only a trigger: one that never lands is enqueued by the
+    // sweeper, and a failed enqueue is logged by OrderQueue), so an intake costs its caller one round trip
+    // to Postgres, not a Redis round trip after it. test/orders/intake-answer.e2e-spec.ts.
+    void this.afterCommit.run({ next: { orderId: order.id, stepSeq: order.stepSeq, step: order.nextStep!, delayMs: 0, client: client.client } }).catch(() => false);
     return {
       created: true,
       detail: {

@@ -56,4 +56,26 @@ describe('OrderQueue (real Redis)', () => {
     expect(await priorities('vip')).toEqual(Array(10).fill(1));
     expect(await priorities('plain')).toEqual([1, 2, 2, 3, 3, 3, 3, 4, 4, 4]);
   });
+
+  it('while Redis does not answer, at most the backlog bound waits for an enqueue: a step beyond it is answered false at once (left to the sweeper), and room frees once the waiting ones give up', async () => {
+    const bounded = new OrderQueue(queue, undefined, 5);
+    const hang = jest.spyOn(queue, 'add').mockImplementation(() => new Promise(() => undefined));
+    try {
+      const settled: string[] = [];
+      const waiting = Array.from({ length: 5 }, (_, i) => bounded.schedule({ orderId: `hung-${i}`, stepSeq: 1, step: 'sync_call', delayMs: 0 }).then((ok) => settled.push(`hung-${i}:${ok}`)));
+      const beyond = await bounded.schedule({ orderId: 'beyond', stepSeq: 1, step: 'sync_call', delayMs: 0 });
+      settled.push(`beyond:${beyond}`);
+      // The step beyond the bound is refused before any waiting one is answered, and never reached Redis.
+      expect(settled).toEqual(['beyond:false']);
+      await Promise.all(waiting);
+      expect(hang.mock.calls.map(([, data]) => (data as OrderJobData).orderId).sort()).toEqual(['hung-0', 'hung-1', 'hung-2', 'hung-3', 'hung-4']);
+      // The waiting ones gave up (the enqueue timeout), and said so.
+      expect(settled.slice(1).sort()).toEqual(['hung-0:false', 'hung-1:false', 'hung-2:false', 'hung-3:false', 'hung-4:false']);
+    } finally {
+      hang.mockRestore();
+    }
+    // The backlog is free again: the next step is enqueued.
+    expect(await bounded.schedule({ orderId: 'after', stepSeq: 1, step: 'sync_call', delayMs: 0 })).toBe(true);
+    expect((await bounded.liveJobIds()).has(orderStepJobId('after', 1))).toBe(true);
+  });
 });

@@ -27,6 +27,14 @@ const MAX_SCHEDULE_BATCH = 64;
  * down each waits ENQUEUE_TIMEOUT_MS, so a burst of intakes leaves a few pending batches, not one per order.
  */
 const MAX_SCHEDULES_IN_FLIGHT = 4;
+/**
+ * At most this many steps waiting for their enqueue in one process; beyond, a step is not enqueued (answered
+ * false at once, logged) and the sweeper enqueues it from Postgres. The intake answers without waiting for
+ * its enqueue (OrdersService), so a Redis that hangs (no answer, no refusal) must not grow this without end.
+ */
+const MAX_SCHEDULE_BACKLOG = 10_000;
+/** Injection token of another backlog bound than MAX_SCHEDULE_BACKLOG (tests). */
+export const SCHEDULE_BACKLOG = Symbol('SCHEDULE_BACKLOG');
 
 interface Waiting {
   step: ScheduledStep;
@@ -43,6 +51,9 @@ interface Waiting {
 export class OrderQueue extends OwnedQueue<OrderJobData> {
   private readonly log = new Logger(OrderQueue.name);
   private lastRedisError = 0;
+  private lastBacklogFull = 0;
+  /** Steps scheduled and not yet answered (waiting for a batch, or in one). */
+  private backlog = 0;
   private readonly fair: FairShare;
   private readonly agedPolls: PriorityBand;
   private readonly batch = new TurnBatch<Waiting>(MAX_SCHEDULE_BATCH, (waiting) => this.flush(waiting), MAX_SCHEDULES_IN_FLIGHT);
@@ -50,6 +61,8 @@ export class OrderQueue extends OwnedQueue<OrderJobData> {
   constructor(
     @InjectQueue(ORDERS_QUEUE) queue: Queue<OrderJobData>,
     @Optional() @Inject(SERVICE_CONFIG) config?: Pick<ServiceConfig, 'CLIENT_WEIGHTS'>,
+    /** MAX_SCHEDULE_BACKLOG unless given (a test's smaller one). */
+    @Optional() @Inject(SCHEDULE_BACKLOG) private readonly maxBacklog: number = MAX_SCHEDULE_BACKLOG,
   ) {
     super(queue);
     this.agedPolls = new PriorityBand(queue, BACKGROUND_PRIORITY, AGED_PRIORITY, AGED_SET);
@@ -67,7 +80,23 @@ export class OrderQueue extends OwnedQueue<OrderJobData> {
     // job continues it. Else the order's own, when the caller read it from the row.
     const trace = currentTraceparent() ?? step.trace;
     const traced = trace ? { ...step, trace } : step;
-    return new Promise<boolean>((done) => this.batch.push({ step: traced, done }));
+    if (this.backlog >= this.maxBacklog) {
+      if (Date.now() - this.lastBacklogFull > 10_000) {
+        this.lastBacklogFull = Date.now();
+        this.log.warn({ orderId: step.orderId, backlog: this.backlog }, 'too many steps wait for Redis; this one is left to the sweeper (the order is safe in Postgres)');
+      }
+      return Promise.resolve(false);
+    }
+    this.backlog++;
+    return new Promise<boolean>((resolve) =>
+      this.batch.push({
+        step: traced,
+        done: (ok) => {
+          this.backlog--;
+          resolve(ok);
+        },
+      }),
+    );
   }
 
   private async flush(batch: Waiting[]): Promise<void> {
