@@ -61,7 +61,7 @@ export const CreateOrderDocs = () =>
     ApiOperation({
       summary: 'Order a gift card',
       description:
-        'Scope `orders:write`. Validates the gift card and amount against the cached catalog, commits the order and its first partner request ID, and enqueues the pull: **202** with the order (usually `pending`). ' +
+        'Scope `orders:write`. Validates the gift card and amount against the cached catalog, commits the order and its first partner request ID, and answers: **202** with the order (usually `pending`), once it is committed; the pull is queued meanwhile (a pull whose queueing fails is queued again from the database). ' +
         'Retrying with the same Idempotency-Key and the same body is safe: **200** with the same order; with another body: 409 `idempotency_key_reused`. ' +
         'With `?wait=N` the answer waits until the order is terminal (or N seconds).',
     }),
@@ -83,7 +83,7 @@ export const CreateOrderDocs = () =>
     }),
     ApiResponse({
       status: 202,
-      description: 'Accepted: the order is stored and its pull is queued (or, with `wait`, it already ended).',
+      description: 'Accepted: the order is stored, and its pull is being queued (or, with `wait`, it already ended).',
       content: { 'application/json': { schema: schemaRef('OrderResponse'), examples: { pending: { summary: 'Just accepted', value: PENDING_EXAMPLE }, ...ORDER_ANSWER.examples } } },
     }),
     ApiResponse({
