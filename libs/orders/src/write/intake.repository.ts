@@ -53,10 +53,19 @@ export class SpendLimitExceeded extends Error {
 /** At most this many orders in one intake statement (a batch is flushed earlier at the end of the event-loop turn). */
 const MAX_INTAKE_BATCH = 64;
 /**
- * At most this many intake statements at a time: the orders that arrive while they run go in the next one
- * (group commit, see TurnBatch), and the pool keeps connections for reads and replays.
+ * The connections of the pool that intake statements leave free, for reads and replays: at most the pool's
+ * size less these run at a time (at least one), and the orders that arrive while they run go in the next one
+ * (group commit, see TurnBatch). Most of a statement's time is its commit's wait for the WAL flush: with 4 at
+ * a time (before 2026-11-29), an order arriving while four waited for theirs waited for a slot and then for
+ * a flush of its own; with 8 (a pool of 10) the paced p50 went from about 13 to 7.6 ms at 1,250/s, the same
+ * CPU per order (docs/BENCHMARKS.md).
  */
-const MAX_INTAKES_IN_FLIGHT = 4;
+const CONNECTIONS_LEFT_FREE = 2;
+
+/** How many intake statements may run at once on `pool` (see CONNECTIONS_LEFT_FREE). */
+export function intakesInFlight(pool: Pick<Pool, 'options'>): number {
+  return Math.max(1, (pool.options.max ?? 10) - CONNECTIONS_LEFT_FREE);
+}
 
 /**
  * The intake statement: every order of the batch, its first attempt with its partner request ID, and its
@@ -109,13 +118,14 @@ interface IntakeItem {
 @Injectable()
 export class IntakeRepository {
   /** The orders that arrived in this turn of the event loop go together at its end (or at once when the batch is full). */
-  private readonly intake = new TurnBatch<IntakeItem>(MAX_INTAKE_BATCH, (batch) => this.insertEach(batch), MAX_INTAKES_IN_FLIGHT);
+  private readonly intake: TurnBatch<IntakeItem>;
 
   /** The intake statement through its server-side function (behind a transaction pooler: see server-functions.ts). */
   private readonly viaFunctions: boolean;
 
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {
     this.viaFunctions = !preparesStatements(pool);
+    this.intake = new TurnBatch<IntakeItem>(MAX_INTAKE_BATCH, (batch) => this.insertEach(batch), intakesInFlight(pool));
   }
 
   async create(input: NewOrder): Promise<CreateResult> {
