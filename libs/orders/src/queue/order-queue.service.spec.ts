@@ -58,7 +58,10 @@ describe('OrderQueue (real Redis)', () => {
   });
 
   it('while Redis does not answer, at most the backlog bound waits for an enqueue: a step beyond it is answered false at once (left to the sweeper), and room frees once the waiting ones give up', async () => {
-    const bounded = new OrderQueue(queue, undefined, 5);
+    // The bound is 10,000 in the service; 5 here.
+    const bounded = new (class extends OrderQueue {
+      protected override readonly maxBacklog = 5;
+    })(queue);
     const hang = jest.spyOn(queue, 'add').mockImplementation(() => new Promise(() => undefined));
     try {
       const settled: string[] = [];

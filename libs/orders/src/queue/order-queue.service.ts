@@ -33,8 +33,6 @@ const MAX_SCHEDULES_IN_FLIGHT = 4;
  * its enqueue (OrdersService), so a Redis that hangs (no answer, no refusal) must not grow this without end.
  */
 const MAX_SCHEDULE_BACKLOG = 10_000;
-/** Injection token of another backlog bound than MAX_SCHEDULE_BACKLOG (tests). */
-export const SCHEDULE_BACKLOG = Symbol('SCHEDULE_BACKLOG');
 
 interface Waiting {
   step: ScheduledStep;
@@ -54,6 +52,8 @@ export class OrderQueue extends OwnedQueue<OrderJobData> {
   private lastBacklogFull = 0;
   /** Steps scheduled and not yet answered (waiting for a batch, or in one). */
   private backlog = 0;
+  /** At most this many in `backlog` (a test's subclass sets a smaller one). */
+  protected readonly maxBacklog: number = MAX_SCHEDULE_BACKLOG;
   private readonly fair: FairShare;
   private readonly agedPolls: PriorityBand;
   private readonly batch = new TurnBatch<Waiting>(MAX_SCHEDULE_BATCH, (waiting) => this.flush(waiting), MAX_SCHEDULES_IN_FLIGHT);
@@ -61,8 +61,6 @@ export class OrderQueue extends OwnedQueue<OrderJobData> {
   constructor(
     @InjectQueue(ORDERS_QUEUE) queue: Queue<OrderJobData>,
     @Optional() @Inject(SERVICE_CONFIG) config?: Pick<ServiceConfig, 'CLIENT_WEIGHTS'>,
-    /** MAX_SCHEDULE_BACKLOG unless given (a test's smaller one). */
-    @Optional() @Inject(SCHEDULE_BACKLOG) private readonly maxBacklog: number = MAX_SCHEDULE_BACKLOG,
   ) {
     super(queue);
     this.agedPolls = new PriorityBand(queue, BACKGROUND_PRIORITY, AGED_PRIORITY, AGED_SET);
