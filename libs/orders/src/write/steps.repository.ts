@@ -2,9 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PG_POOL, preparesStatements, type AttemptState, type PullMode } from '@cardpull/db';
 import { DbClock } from './db-clock';
-import { ATTEMPT_COLUMNS, ORDER_COLUMNS, STEP_ORDER_COLUMNS, STEP_ORDER_FIELDS, type AttemptRow, type OrderRow, type ScheduledStep, type StepOrder } from '../model/order.types';
+import { ATTEMPT_COLUMNS, ORDER_COLUMNS, STEP_ORDER_COLUMNS, type AttemptRow, type OrderRow, type ScheduledStep, type StepOrder } from '../model/order.types';
 import { prepared } from './prepared';
-import { ORDER_RESULT, callOf, type ServerFunction } from './server-functions';
+import { callOf, type ServerFunction } from './server-functions';
 import { SEND_STEPS_SQL } from '../model/order-steps';
 import { mayYieldCardSql, recheckIndexSql } from '../model/attempt-facts';
 import { noteSets, type AttemptNote } from './attempt-note';
@@ -39,7 +39,12 @@ export interface HeldLease {
 }
 
 type Row = OrderRow & { attempt: Record<string, unknown>; dbNow: Date };
-type TakeRow = StepOrder & { attempt: Record<string, unknown>; dbNow: Date; leased: boolean; previousState: AttemptState; previousOwner: string | null };
+/**
+ * What the take answers: one JSON column (node-postgres builds a result's fields and rows per query, which for
+ * the twenty columns this used to answer cost the worker more than the statement's own round trip's parsing;
+ * docs/BENCHMARKS.md), its times as JSON text (reviveStepOrder).
+ */
+type TakeRow = { step: (Record<keyof StepOrder, unknown> & { attempt: Record<string, unknown>; dbNow: string; leased: boolean; previousState: AttemptState; previousOwner: string | null }) | null };
 
 const CURRENT_STEP_SQL = `SELECT ${ORDER_COLUMNS}, row_to_json(a_sel) AS attempt, now() AS "dbNow"
   FROM orders o
@@ -76,18 +81,19 @@ const TAKE_STEP_SQL = `WITH prev_attempt AS (
     WHERE attempts.request_id = p.request_id AND p.state <> 'sent' AND EXISTS (SELECT 1 FROM leased)
     RETURNING attempts.*
   )
-  SELECT ${STEP_ORDER_COLUMNS}, EXISTS (SELECT 1 FROM leased) AS leased, (SELECT state FROM prev_attempt) AS "previousState",
-         (SELECT lease_owner FROM prev_order) AS "previousOwner", now() AS "dbNow",
-         (SELECT row_to_json(x) FROM (SELECT ${ATTEMPT_COLUMNS}
-            FROM (SELECT * FROM sent UNION ALL SELECT attempts.* FROM attempts, prev_attempt p
-                  WHERE attempts.request_id = p.request_id AND NOT EXISTS (SELECT 1 FROM sent)) a) x) AS attempt
-  FROM (SELECT * FROM leased UNION ALL SELECT * FROM orders WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM leased)) o`;
+  SELECT row_to_json(taken) AS step FROM (
+    SELECT ${STEP_ORDER_COLUMNS}, EXISTS (SELECT 1 FROM leased) AS leased, (SELECT state FROM prev_attempt) AS "previousState",
+           (SELECT lease_owner FROM prev_order) AS "previousOwner", now() AS "dbNow",
+           (SELECT row_to_json(x) FROM (SELECT ${ATTEMPT_COLUMNS}
+              FROM (SELECT * FROM sent UNION ALL SELECT attempts.* FROM attempts, prev_attempt p
+                    WHERE attempts.request_id = p.request_id AND NOT EXISTS (SELECT 1 FROM sent)) a) x) AS attempt
+    FROM (SELECT * FROM leased UNION ALL SELECT * FROM orders WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM leased)) o) taken`;
 
 /** TAKE_STEP_SQL as a server-side function (server-functions.ts): ($1 order, $2 step seq, $3 owner, $4 lease ms). */
 export const TAKE_STEP_FN: ServerFunction = {
   name: 'cardpull_take_step',
   args: ['uuid', 'integer', 'text', 'double precision'],
-  returns: [...STEP_ORDER_FIELDS.map((f) => ORDER_RESULT.find(([name]) => name === f)!), ['leased', 'boolean'], ['previousState', '"AttemptState"'], ['previousOwner', 'text'], ['dbNow', 'timestamptz'], ['attempt', 'json']],
+  returns: [['step', 'json']],
   body: TAKE_STEP_SQL,
 };
 
@@ -128,10 +134,10 @@ export class StepsRepository {
     } finally {
       client.release();
     }
-    const row = rows[0];
+    const row = rows[0]?.step;
     if (!row) return null;
     const { leased, previousState, previousOwner, ...rest } = row;
-    return { ...split<StepOrder>(rest), leased, previousState, previousOwner, sentAt };
+    return { ...split<StepOrder>(reviveStepOrder(rest)), leased, previousState, previousOwner, sentAt };
   }
 
   /**
@@ -275,6 +281,20 @@ export class StepsRepository {
 function split<O extends StepOrder = OrderRow>(row: O & { attempt: Record<string, unknown>; dbNow: Date }): CurrentStep<O> {
   const { attempt, dbNow, ...order } = row;
   return { order: order as unknown as O, attempt: reviveAttempt(attempt), clock: new DbClock(dbNow) };
+}
+
+/** The take's order and clock as JSON has them (times as text): with Dates again. */
+function reviveStepOrder(raw: Record<string, unknown> & { attempt: Record<string, unknown>; dbNow: string }): StepOrder & { attempt: Record<string, unknown>; dbNow: Date } {
+  const date = (v: unknown) => (v == null ? null : new Date(String(v)));
+  return {
+    ...(raw as unknown as StepOrder),
+    attempt: raw.attempt,
+    nextStepAt: date(raw.nextStepAt),
+    leaseExpiresAt: date(raw.leaseExpiresAt),
+    waitDeadline: date(raw.waitDeadline),
+    createdAt: date(raw.createdAt)!,
+    dbNow: date(raw.dbNow)!,
+  };
 }
 
 /** row_to_json turns timestamps into text: bring them back to Dates. */
