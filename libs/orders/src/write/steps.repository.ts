@@ -283,9 +283,11 @@ function split<O extends StepOrder = OrderRow>(row: O & { attempt: Record<string
   return { order: order as unknown as O, attempt: reviveAttempt(attempt), clock: new DbClock(dbNow) };
 }
 
+/** A time as JSON has it (text, or null): a Date again. */
+const date = (v: unknown) => (v == null ? null : new Date(String(v)));
+
 /** The take's order and clock as JSON has them (times as text): with Dates again. */
 function reviveStepOrder(raw: Record<string, unknown> & { attempt: Record<string, unknown>; dbNow: string }): StepOrder & { attempt: Record<string, unknown>; dbNow: Date } {
-  const date = (v: unknown) => (v == null ? null : new Date(String(v)));
   return {
     ...(raw as unknown as StepOrder),
     attempt: raw.attempt,
@@ -299,7 +301,6 @@ function reviveStepOrder(raw: Record<string, unknown> & { attempt: Record<string
 
 /** row_to_json turns timestamps into text: bring them back to Dates. */
 function reviveAttempt(raw: Record<string, unknown>): AttemptRow {
-  const date = (v: unknown) => (v == null ? null : new Date(String(v)));
   return {
     ...(raw as unknown as AttemptRow),
     firstSentAt: date(raw.firstSentAt),
