@@ -42,8 +42,8 @@ describe('taking a lease: a HOT update of the order (no index entry); the first 
     // completion, but whether a full page is pruned in time depends on what else runs (a loaded machine's
     // autovacuum holds back what pruning may remove: 14 of 20 HOT in one CI run). What this test proves is
     // the statement's part, that the take changes no indexed column: so every page here has room to spare.
-    // The attempt's take (created -> sent) is HOT too: the reconciler's index reads `open`, which the take
-    // leaves as it is, not the state (migration 20261130120000_lighter_card_write).
+    // The attempt's take (created -> sent) is HOT too: the reconciler's index reads no value the take changes
+    // (not the state: migrations 20261130120000_lighter_card_write and 20261130150000_hot_card_store).
     await admin.query('ALTER TABLE orders SET (fillfactor = 10)');
     await admin.query('ALTER TABLE attempts SET (fillfactor = 10)');
     try {

@@ -35,7 +35,10 @@ const PICK = `
 /** The card fields that are secrets: removed from the archive after RETENTION_SECRETS_DAYS. */
 const SECRET_FIELDS = ['code_enc', 'pin_enc', 'pdf_enc', 'pdf_url'];
 
-/** The restore's insert of the attempts: every column but the generated `open` (it takes no value, not even the archive's). */
+/**
+ * The restore's insert of the attempts: every column but the database's own `in_doubt` (generated: it takes no
+ * value, not even the archive's) and `unattended` (its trigger marks a restored open ID whose order has no next step).
+ */
 const RESTORED_ATTEMPT_COLUMNS = ATTEMPT_WRITTEN_COLUMNS.join(', ');
 
 /** Retention (issue 13): the statements of the worker's retention task, each one short transaction. */

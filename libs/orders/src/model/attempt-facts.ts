@@ -35,14 +35,17 @@ export const mayYieldCardSql = (a: string, recheckMs: string): string => `(${a}.
 
 /**
  * SQL: the predicate of the attempts' partial index `attempts_recheck_request_id_idx` (migration
- * 20261130120000_lighter_card_write), for attempt `a`: its outcome is open (`open`, a column Postgres computes
- * from the state), or it was declared dead (by an operator, or by inference before 2026-11-25). Every attempt
- * mayYieldCardSql keeps meets it. A query that reads through that index names it as it is: Postgres uses a
- * partial index only for a query whose conditions contain its predicate. The index reads no `state`, so the
- * take (created -> sent) is a HOT update.
+ * 20261130150000_hot_card_store), for attempt `a`: its outcome is in doubt (`in_doubt`, computed by Postgres from
+ * the state and the unknown-outcome window), or it was open while its order had no next step (`unattended`,
+ * set by the database's triggers), or it was declared dead (by an operator, or by inference before
+ * 2026-11-25). Every attempt the reconciler asks about (reconcileCandidates: mayYieldCardSql, and no step of its
+ * order asks about it) meets it, and so does every ID the money-in-doubt figures count. A query that reads
+ * through that index names it as it is: Postgres uses a partial index only for a query whose conditions contain
+ * its predicate. An ID a step is driving (never in doubt) is not in it: its take (created -> sent) and the store
+ * of its card (sent -> succeeded) change no value the index reads, and both are HOT updates.
  */
 export const recheckIndexSql = (a: string): string =>
-  `(${a}.open OR ${a}.declared_dead_at IS NOT NULL OR ${a}.error_code IN ('stored_answer', 'used_without_pull_request'))`;
+  `(${a}.in_doubt OR ${a}.unattended OR ${a}.declared_dead_at IS NOT NULL OR ${a}.error_code IN ('stored_answer', 'used_without_pull_request'))`;
 
 /**
  * An operator's re-drive of an order whose request ID is open: always the SAME request ID (invariant 2). A

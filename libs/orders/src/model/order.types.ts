@@ -47,15 +47,16 @@ export const ORDER_FIELDS = [
 const ORDERS_LISTED: Same<(typeof ORDER_FIELDS)[number] | 'disputedAt' | 'discountPpm' | 'cost' | 'catalogSnapshot', keyof OrderModel> = true;
 
 /**
- * Every field of the schema's Attempt but `open`, which Postgres computes from `state` (a generated column:
- * read by an index, never written, and the state says it already).
+ * Every field of the schema's Attempt but the two only the database writes, for the reconciler's index:
+ * `inDoubt`, which Postgres computes from the state and the unknown-outcome window (a generated column), and
+ * `unattended`, which its triggers set (migration 20261130150000_hot_card_store).
  */
 export const ATTEMPT_FIELDS = [
   'requestId', 'orderId', 'seq', 'kind', 'state', 'partnerStatus', 'errorCode', 'errorMessage', 'callCount', 'firstSentAt',
   'lastSentAt', 'unknownSince', 'notFoundSince', 'declaredDeadAt', 'declaredDeadBy', 'createdAt', 'updatedAt',
 ] as const satisfies readonly (keyof AttemptModel)[];
-const ATTEMPTS_LISTED: Same<(typeof ATTEMPT_FIELDS)[number] | 'open', keyof AttemptModel> = true;
-/** The columns of `attempts` a row is written with: all of them but the generated `open`. */
+const ATTEMPTS_LISTED: Same<(typeof ATTEMPT_FIELDS)[number] | 'inDoubt' | 'unattended', keyof AttemptModel> = true;
+/** The columns of `attempts` a row is written with: all of them but `in_doubt` and `unattended` (the database's own). */
 export const ATTEMPT_WRITTEN_COLUMNS: readonly string[] = ATTEMPT_FIELDS.map(column);
 
 /** Every field of the schema's Card. */

@@ -77,7 +77,7 @@ export class OperationsRepository {
   /**
    * Orders waiting on a request ID of unknown outcome (an open attempt that has had an unknown outcome), by
    * status: how many, their face value, since when the oldest waits. The attempts' recheck index
-   * (recheckIndexSql) picks the open attempts; an order counts once however many of its IDs are open.
+   * (recheckIndexSql) holds them all (`in_doubt`); an order counts once however many of its IDs are open.
    */
   async moneyInDoubt(): Promise<MoneyInDoubt[]> {
     const { rows } = await this.pool.query<MoneyInDoubt>(
