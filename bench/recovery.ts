@@ -107,7 +107,7 @@ async function killRound(ctx: BenchContext, apiUrl: string, sim: SimClient, wait
   const done = await until(async () => {
     const calls = await ledgerSince(sim, killedAt);
     const { rows } = await stack.db.query<{ id: string; first_event: Date | null; completed_at: Date | null }>(
-      `SELECT o.id, (SELECT min(e.at) FROM order_events e WHERE e.order_id = o.id AND e.at > $2) AS first_event, o.completed_at
+      `SELECT o.id, (SELECT min(e.at) FROM order_timeline e WHERE e.order_id = o.id AND e.at > $2) AS first_event, o.completed_at
          FROM orders o WHERE o.id = ANY($1::uuid[])`,
       [ids, new Date(killedAt)],
     );

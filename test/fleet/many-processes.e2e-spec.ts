@@ -60,7 +60,7 @@ describe('a fleet: 2 APIs and 3 workers on one Postgres and one Redis', () => {
     expect(replays.map((r) => r.body.order.id)).toEqual(placed.map((p) => p.body.order.id));
     expect(new Set(replays.map((r) => r.status))).toEqual(new Set([200]));
     // The workers shared them.
-    const actors = await withDb(stack, (db) => db.query<{ actor: string }>("SELECT DISTINCT actor FROM order_events WHERE type = 'completed'"));
+    const actors = await withDb(stack, (db) => db.query<{ actor: string }>("SELECT DISTINCT actor FROM order_timeline WHERE type = 'completed'"));
     const pids = new Set(actors.rows.map((r) => pidOfActor(r.actor)));
     expect([...pids].every((p) => workers.some((w) => w.pid === p))).toBe(true);
     expect(pids.size).toBeGreaterThanOrEqual(2);

@@ -59,7 +59,7 @@ describe('retention never takes an order whose request ID may still yield a card
       expect(cards.rows.map((c) => c.role)).toEqual(['order', 'surplus']);
       expect(cards.rows[1]!.partner_card_id).toBe(partnerCardId);
       expect((await db.query('SELECT 1 FROM orders_archive WHERE id = $1', [id])).rowCount).toBe(0);
-      const events = await db.query<{ type: string }>('SELECT type FROM order_events WHERE order_id = $1 ORDER BY id', [id]);
+      const events = await db.query<{ type: string }>('SELECT type FROM order_timeline WHERE order_id = $1 ORDER BY at, id NULLS LAST', [id]);
       expect(events.rows.map((e) => e.type)).toEqual(expect.arrayContaining(['created', 'completed', 'restored_from_archive', 'surplus_card']));
       expect((await db.query('SELECT 1 FROM attempts WHERE request_id = $1', [requestId])).rowCount).toBe(1);
     });

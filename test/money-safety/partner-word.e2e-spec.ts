@@ -92,7 +92,7 @@ describe('only the partner’s own word kills a request ID', () => {
       const order = await waitForOrder(stack, id, (o) => o.status === 'completed', 15_000);
       expect(order.attempts.map((a: { request_id: string }) => a.request_id)).toEqual([requestId]);
       expect(await cardsOfOrder(order)).toHaveLength(1);
-      const events = await withDb(stack, async (db) => (await db.query(`SELECT type, detail->>'reason' AS reason FROM order_events WHERE order_id = $1 ORDER BY id`, [id])).rows);
+      const events = await withDb(stack, async (db) => (await db.query(`SELECT type, detail->>'reason' AS reason FROM order_timeline WHERE order_id = $1 ORDER BY at, id NULLS LAST`, [id])).rows);
       expect(events).toEqual(expect.arrayContaining([{ type: 'needs_attention', reason: 'request_id_mismatch' }]));
     });
 

@@ -33,7 +33,7 @@ describe('the reconciler keeps asking about every request ID that may still yiel
     const pg = new Client({ connectionString: stack.db.url });
     await pg.connect();
     try {
-      const { rows } = await pg.query('SELECT type, from_status, to_status, actor FROM order_events WHERE order_id = $1 ORDER BY id', [id]);
+      const { rows } = await pg.query('SELECT type, from_status, to_status, actor FROM order_timeline WHERE order_id = $1 ORDER BY at, id NULLS LAST', [id]);
       expect(rows.map((r) => r.type)).toEqual(expect.arrayContaining(['needs_attention', 'marked_failed', 'completed_after_failed']));
       expect(rows.at(-1)).toMatchObject({ type: 'completed_after_failed', from_status: 'failed', to_status: 'completed' });
     } finally {

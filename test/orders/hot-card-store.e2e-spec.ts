@@ -12,11 +12,14 @@ import { mayYieldCardSql } from '../../libs/orders/src/model/attempt-facts';
  * of them (migration 20261130150000_hot_card_store). Before, the index read `open`, which the store turns false:
  * a new row version and an entry in each of the table's other two indexes, per card.
  *
+ * The card that completes its order is also that completion's timeline entry (cards.completed_from, read through
+ * the view order_timeline): no order_events row and index entry repeat it (migration 20261130160000_completion_on_card).
+ *
  * The index must still hold every ID the reconciler asks about: an open ID whose order stops being driven,
  * however it stops (another ID's card completes it, it needs attention, an operator ends it), is marked by
  * the database's own trigger.
  */
-describe("storing a driven request ID's card is a HOT update of its attempt; the reconciler's index still holds every ID it asks about", () => {
+describe("storing a driven request ID's card: a HOT update of its attempt, no timeline row of its own; the reconciler's index still holds every ID it asks about", () => {
   let db: TestDatabase;
   let admin: Pool;
   beforeAll(async () => {
@@ -78,6 +81,28 @@ describe("storing a driven request ID's card is a HOT update of its attempt; the
 
       expect(stored).toEqual(orders.map(() => 'completed'));
       expect({ updates: after.updates - before.updates, hot: after.hot - before.hot }).toEqual({ updates: orders.length, hot: orders.length });
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it("a card that completes its order is the completion's timeline entry: no order_events row repeats it, order_timeline shows it with who stored it and the status it completed from", async () => {
+    const pool = createPgPool(db.url, 1, {});
+    try {
+      const o = await newOrder(pool);
+      await new StepsRepository(pool).take(o.id, 1, 'worker:9-a/b', 30_000);
+      const stored = await new TransitionsRepository(pool).storeCard(o.id, card(o.requestId), null, { state: 'succeeded' }, 'worker:9-a');
+      const rows = await admin.query('SELECT type FROM order_events WHERE order_id = $1 ORDER BY id', [o.id]);
+      const timeline = await admin.query(
+        'SELECT id IS NULL AS from_card, type, from_status, to_status, request_id = $2 AS same_id, actor FROM order_timeline WHERE order_id = $1 ORDER BY at, id NULLS LAST',
+        [o.id, o.requestId],
+      );
+      expect(stored?.status).toBe('completed');
+      expect(rows.rows).toEqual([{ type: 'created' }]);
+      expect(timeline.rows).toEqual([
+        { from_card: false, type: 'created', from_status: null, to_status: 'pending', same_id: true, actor: 'api:shop' },
+        { from_card: true, type: 'completed', from_status: 'pending', to_status: 'completed', same_id: true, actor: 'worker:9-a' },
+      ]);
     } finally {
       await pool.end();
     }

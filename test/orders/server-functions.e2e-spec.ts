@@ -73,7 +73,7 @@ describe('the hot statements as server-side functions (DATABASE_PREPARED_STATEME
     const rows = await admin.query(
       `SELECT o.status, o.step_seq, o.error_code, o.lease_owner, o.metadata, (o.card_id IS NOT NULL) AS has_card, a.state, a.partner_status, a.error_code AS a_error, (a.not_found_since IS NULL) AS found, a.call_count,
               (SELECT array_agg(c.role || ':' || coalesce(c.mismatch, '') ORDER BY c.partner_card_id) FROM cards c WHERE c.order_id = o.id) AS cards,
-              (SELECT array_agg(e.type ORDER BY e.id) FROM order_events e WHERE e.order_id = o.id) AS events,
+              (SELECT array_agg(e.type ORDER BY e.at, e.id NULLS LAST) FROM order_timeline e WHERE e.order_id = o.id) AS events,
               (SELECT array_agg(cb.type ORDER BY cb.created_at) FROM callback_events cb WHERE cb.order_id = o.id) AS callbacks
        FROM orders o JOIN attempts a ON a.order_id = o.id WHERE o.id = $1`,
       [id],
@@ -176,7 +176,7 @@ describe('the hot statements as server-side functions (DATABASE_PREPARED_STATEME
        FROM attempts WHERE order_id = $1 ORDER BY seq`,
       [id],
     );
-    const events = await admin.query('SELECT type, from_status, to_status, request_id, actor, detail FROM order_events WHERE order_id = $1 ORDER BY id', [id]);
+    const events = await admin.query('SELECT type, from_status, to_status, request_id, actor, detail FROM order_timeline WHERE order_id = $1 ORDER BY at, id NULLS LAST', [id]);
     const callbacks = await admin.query('SELECT type, snapshot FROM callback_events WHERE order_id = $1 ORDER BY created_at', [id]);
     return JSON.parse(
       JSON.stringify(

@@ -24,7 +24,7 @@ describe('Invariant 5: an outcome computed from a step the order has left change
       attempts: (await db.query('SELECT request_id, seq, state, partner_status, error_code, unknown_since, updated_at FROM attempts WHERE order_id = $1 ORDER BY seq', [orderId])).rows,
       cards: (await db.query('SELECT partner_card_id, role FROM cards WHERE order_id = $1 ORDER BY created_at', [orderId])).rows,
       callbacks: (await db.query('SELECT id FROM callback_events WHERE order_id = $1', [orderId])).rows.length,
-      events: (await db.query('SELECT type FROM order_events WHERE order_id = $1 ORDER BY id', [orderId])).rows.map((r) => r.type),
+      events: (await db.query('SELECT type FROM order_timeline WHERE order_id = $1 ORDER BY at, id NULLS LAST', [orderId])).rows.map((r) => r.type),
     }));
 
   it('a late unknown outcome, definitive failure, async error, waiting state or needs_attention is refused once the order completed; a second card is kept as surplus', async () => {

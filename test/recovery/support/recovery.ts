@@ -88,7 +88,7 @@ export async function describeOrders(stack: Stack, ids: string[]): Promise<strin
   for (const id of ids) {
     const { order, events } = await withDb(stack, async (db) => ({
       order: (await db.query('SELECT status, next_step, next_step_at, step_seq, lease_owner, lease_expires_at FROM orders WHERE id = $1', [id])).rows[0],
-      events: (await db.query('SELECT at, type, actor, detail FROM order_events WHERE order_id = $1 ORDER BY id', [id])).rows,
+      events: (await db.query('SELECT at, type, actor, detail FROM order_timeline WHERE order_id = $1 ORDER BY at, id NULLS LAST', [id])).rows,
     }));
     const jobKey = `${stack.redis.prefix}:orders:${id}-${order?.step_seq}`;
     const job = await stack.redis.client.hgetall(jobKey);
@@ -131,7 +131,7 @@ export function dbPicture(stack: Stack): Promise<DbPicture> {
   return withDb(stack, async (db) => ({
     attempts: (await db.query('SELECT order_id, request_id, seq, call_count, state FROM attempts ORDER BY order_id, seq')).rows,
     cards: (await db.query('SELECT order_id, request_id, partner_card_id FROM cards')).rows,
-    events: (await db.query('SELECT order_id, type, actor, request_id, detail FROM order_events ORDER BY id')).rows,
+    events: (await db.query('SELECT order_id, type, actor, request_id, detail FROM order_timeline ORDER BY at, id NULLS LAST')).rows,
   }));
 }
 
@@ -188,8 +188,8 @@ export async function explainOverlaps(stack: Stack, overlaps: ReturnType<typeof 
     Promise.all(
       ids.slice(0, max).map(async (requestId) => {
         const { rows } = await db.query(
-          `SELECT e.at, e.type, e.actor, e.detail->>'reason' AS reason FROM order_events e
-           JOIN attempts a ON a.order_id = e.order_id WHERE a.request_id = $1 ORDER BY e.id`,
+          `SELECT e.at, e.type, e.actor, e.detail->>'reason' AS reason FROM order_timeline e
+           JOIN attempts a ON a.order_id = e.order_id WHERE a.request_id = $1 ORDER BY e.at, e.id NULLS LAST`,
           [requestId],
         );
         return {

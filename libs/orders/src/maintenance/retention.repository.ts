@@ -48,7 +48,8 @@ export class RetentionRepository {
 
   /**
    * Moves up to `limit` archivable orders (PICK) into orders_archive, each as one document (its row,
-   * attempts, cards with their secrets still sealed, timeline, callbacks and their deliveries), and
+   * attempts, cards with their secrets still sealed, timeline as order_timeline shows it, callbacks and their
+   * deliveries), and
    * deletes them from the hot tables (the foreign keys cascade), in one statement: an order is either
    * still live or archived, never both or neither. Returns how many moved.
    */
@@ -62,7 +63,7 @@ export class RetentionRepository {
                   'order', to_jsonb(o),
                   'attempts', (SELECT coalesce(jsonb_agg(to_jsonb(a) ORDER BY a.seq), '[]') FROM attempts a WHERE a.order_id = o.id),
                   'cards', (SELECT coalesce(jsonb_agg(to_jsonb(c) ORDER BY c.created_at), '[]') FROM cards c WHERE c.order_id = o.id),
-                  'events', (SELECT coalesce(jsonb_agg(to_jsonb(e) ORDER BY e.id), '[]') FROM order_events e WHERE e.order_id = o.id),
+                  'events', (SELECT coalesce(jsonb_agg(to_jsonb(e) ORDER BY e.at, e.id NULLS LAST), '[]') FROM order_timeline e WHERE e.order_id = o.id),
                   'callbacks', (SELECT coalesce(jsonb_agg(to_jsonb(cb) || jsonb_build_object('deliveries',
                                   (SELECT coalesce(jsonb_agg(to_jsonb(d)), '[]') FROM callback_deliveries d WHERE d.event_id = cb.id))), '[]')
                                 FROM callback_events cb WHERE cb.order_id = o.id))
@@ -81,7 +82,8 @@ export class RetentionRepository {
    * arrives for an archived order (invariant 3: never dropped). A card whose secrets retention destroyed
    * comes back with an empty code (shown as unreadable). Returns false when there is no such archived order.
    * The archive's documents are to_jsonb of the rows: a column added later with NOT NULL and no value in
-   * the document must be given one here.
+   * the document must be given one here. The timeline's completion entry (no id) is its card's row, restored
+   * with the cards, not an order_events row.
    */
   async restore(orderId: string, actor: string): Promise<boolean> {
     const { rowCount } = await this.pool.query(
@@ -90,7 +92,8 @@ export class RetentionRepository {
        a AS (INSERT INTO attempts (${RESTORED_ATTEMPT_COLUMNS}) SELECT ${ATTEMPT_WRITTEN_COLUMNS.map((c) => `r.${c}`).join(', ')}
              FROM x, jsonb_array_elements(x.document->'attempts') e, jsonb_populate_record(NULL::attempts, e) r),
        c AS (INSERT INTO cards SELECT (jsonb_populate_record(NULL::cards, '{"code_enc": "\\\\x"}'::jsonb || e)).* FROM x, jsonb_array_elements(x.document->'cards') e),
-       ev AS (INSERT INTO order_events SELECT (jsonb_populate_record(NULL::order_events, e)).* FROM x, jsonb_array_elements(x.document->'events') e),
+       ev AS (INSERT INTO order_events SELECT (jsonb_populate_record(NULL::order_events, e)).* FROM x, jsonb_array_elements(x.document->'events') e
+              WHERE e->'id' <> 'null'::jsonb),
        cb AS (INSERT INTO callback_events SELECT (jsonb_populate_record(NULL::callback_events, e)).* FROM x, jsonb_array_elements(x.document->'callbacks') e),
        d AS (INSERT INTO callback_deliveries SELECT (jsonb_populate_record(NULL::callback_deliveries, d)).*
              FROM x, jsonb_array_elements(x.document->'callbacks') e, jsonb_array_elements(e->'deliveries') d)

@@ -62,7 +62,7 @@ export const ATTEMPT_WRITTEN_COLUMNS: readonly string[] = ATTEMPT_FIELDS.map(col
 /** Every field of the schema's Card. */
 export const CARD_FIELDS = [
   'id', 'orderId', 'requestId', 'partnerCardId', 'keyId', 'codeEnc', 'pinEnc', 'expireAt', 'amount', 'giftCardCode',
-  'pdfUrl', 'pdfEnc', 'role', 'mismatch', 'createdAt',
+  'pdfUrl', 'pdfEnc', 'role', 'mismatch', 'createdAt', 'storedBy', 'completedFrom',
 ] as const satisfies readonly (keyof CardModel)[];
 const CARDS_LISTED: Same<(typeof CARD_FIELDS)[number], keyof CardModel> = true;
 void [ORDERS_LISTED, ATTEMPTS_LISTED, CARDS_LISTED];

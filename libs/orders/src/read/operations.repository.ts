@@ -165,13 +165,13 @@ export class OperationsRepository {
     return rows;
   }
 
-  /** An order's events in the order they happened. */
+  /** An order's timeline in the order it happened: its order_events rows and its completion by its card (the view order_timeline). */
   async timeline(orderId: string, limit: number): Promise<TimelineEvent[]> {
     const { rows } = await this.pool.query<TimelineEvent>(
       // Ordered by the bigint column, not by the text alias (where "100" sorts before "99").
       `SELECT e.id::text AS id, e.at, e.type, e.from_status::text AS "fromStatus", e.to_status::text AS "toStatus", e.request_id AS "requestId",
               e.actor, e.detail
-       FROM order_events e WHERE e.order_id = $1 ORDER BY e.id LIMIT $2`,
+       FROM order_timeline e WHERE e.order_id = $1 ORDER BY e.at, e.id NULLS LAST LIMIT $2`,
       [orderId, limit],
     );
     return rows;

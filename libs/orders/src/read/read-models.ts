@@ -51,7 +51,8 @@ export interface SearchHit extends OrderSummary {
 }
 
 export interface TimelineEvent {
-  id: string;
+  /** The order_events row's id; null for the completion, which is the card's row (cards.completed_from). */
+  id: string | null;
   at: Date;
   type: string;
   fromStatus: string | null;

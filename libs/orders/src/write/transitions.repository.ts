@@ -7,9 +7,11 @@ import { prepared } from './prepared';
 import { callOf, type ServerFunction } from './server-functions';
 import { noteSets, unknownWindow, type AttemptNote } from './attempt-note';
 
-/** A card as the store receives it (its order and time come from the statement). */
-/** A card as it is stored: code, PIN and PDF link sealed (the clear pdf_url column is never written any more). */
-export type StoredCard = Omit<CardRow, 'orderId' | 'createdAt' | 'mismatch' | 'role' | 'pdfUrl'>;
+/**
+ * A card as the store receives it: code, PIN and PDF link sealed (the clear pdf_url column is never written any
+ * more). Its order, time, role, mismatch, who stored it and what it completed come from the statement.
+ */
+export type StoredCard = Omit<CardRow, 'orderId' | 'createdAt' | 'mismatch' | 'role' | 'pdfUrl' | 'storedBy' | 'completedFrom'>;
 
 export interface Transition {
   orderId: string;
@@ -91,6 +93,11 @@ const OUTBOX_CTE = `cb AS (INSERT INTO callback_events (id, order_id, client, ty
  *  - the card differs from the order (gift card, amount): kept with the difference; a live order goes to
  *    needs_attention (card_mismatch);
  *  - a partner card id stored before: nothing (a step run twice).
+ * The card records who stored it (stored_by). The card that completes a live order is that completion's entry on
+ * the timeline: it records the status it completed the order from (completed_from), and the view
+ * `order_timeline` shows it as the `completed` entry (migration 20261130160000_completion_on_card), so no
+ * order_events row repeats it (a row and an index entry less per card). A late card for a failed order, a
+ * surplus and a mismatch still write their entry (completed_after_failed, surplus_card, card_mismatch).
  */
 const storeCardSql = (attemptSets: string) => `WITH prev AS (
     SELECT id, status, card_id FROM orders WHERE id = $1 FOR UPDATE
@@ -98,8 +105,10 @@ const storeCardSql = (attemptSets: string) => `WITH prev AS (
     SELECT (CASE WHEN prev.card_id IS NOT NULL THEN 'surplus' WHEN $12::text IS NOT NULL THEN 'mismatch' ELSE 'order' END)::"CardRole" AS role
     FROM prev
   ), ins AS (
-    INSERT INTO cards (id, order_id, request_id, partner_card_id, key_id, code_enc, pin_enc, expire_at, amount, gift_card_code, pdf_enc, mismatch, role)
-    SELECT $2::uuid, prev.id, $3, $4, $5, $6, $7, $8::timestamptz, $9, $10, $11, $12, kind.role FROM prev, kind
+    INSERT INTO cards (id, order_id, request_id, partner_card_id, key_id, code_enc, pin_enc, expire_at, amount, gift_card_code, pdf_enc, mismatch, role, stored_by, completed_from)
+    SELECT $2::uuid, prev.id, $3, $4, $5, $6, $7, $8::timestamptz, $9, $10, $11, $12, kind.role, $13,
+           CASE WHEN kind.role = 'order' AND prev.status <> 'failed' THEN prev.status END
+    FROM prev, kind
     ON CONFLICT (partner_card_id) DO NOTHING
     RETURNING id
   ), role AS (
@@ -121,12 +130,10 @@ const storeCardSql = (attemptSets: string) => `WITH prev AS (
   ), ev AS (
     INSERT INTO order_events (order_id, type, from_status, to_status, request_id, actor, detail)
     SELECT prev.id,
-           CASE WHEN r.role = 'order' AND prev.status = 'failed' THEN 'completed_after_failed'
-                WHEN r.role = 'order' THEN 'completed' WHEN r.role = 'surplus' THEN 'surplus_card' ELSE 'card_mismatch' END,
+           CASE WHEN r.role = 'order' THEN 'completed_after_failed' WHEN r.role = 'surplus' THEN 'surplus_card' ELSE 'card_mismatch' END,
            prev.status, COALESCE((SELECT status FROM o), prev.status), $3, $13,
-           CASE WHEN r.role = 'order' AND prev.status <> 'failed' THEN NULL
-                ELSE jsonb_strip_nulls(jsonb_build_object('partner_card_id', $4::text, 'mismatch', $12::text)) END
-    FROM prev, role r WHERE r.role <> 'known'
+           jsonb_strip_nulls(jsonb_build_object('partner_card_id', $4::text, 'mismatch', $12::text))
+    FROM prev, role r WHERE r.role <> 'known' AND NOT (r.role = 'order' AND prev.status <> 'failed')
   ), ${OUTBOX_CTE}
   SELECT r.role, COALESCE((SELECT status FROM o), prev.status) AS status, ARRAY(SELECT id::text FROM cb) AS callbacks FROM prev, role r`;
 
