@@ -153,6 +153,12 @@ describe("storing a driven request ID's card: a HOT update of its attempt, no ti
         second: { request_id: second, state: 'sent', in_doubt: false, unattended: true },
       });
 
+      // No path of the service opens a settled ID again; were one to (by hand here), the database marks it too.
+      await admin.query("UPDATE attempts SET state = 'sent' WHERE request_id = $1", [twice.requestId]);
+      const reopened = await admin.query<{ unattended: boolean }>('SELECT unattended FROM attempts WHERE request_id = $1', [twice.requestId]);
+      expect(reopened.rows).toEqual([{ unattended: true }]);
+      await admin.query("UPDATE attempts SET state = 'succeeded' WHERE request_id = $1", [twice.requestId]);
+
       // The reconciler's page (through the index) and the same question asked of the whole table agree.
       const recheckMs = 3_600_000;
       const paged = (await steps.reconcileCandidates('', 1000, recheckMs)).map((c) => c.requestId).sort();

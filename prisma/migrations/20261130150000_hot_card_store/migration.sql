@@ -39,9 +39,8 @@ CREATE TRIGGER orders_step_ended AFTER UPDATE OF "next_step" ON "orders" FOR EAC
   WHEN (OLD."next_step" IS NOT NULL AND NEW."next_step" IS NULL)
   EXECUTE FUNCTION cardpull_attempts_unattended_on_order();
 
--- An ID written open while its order has no next step (an archived order restored; an ID opened again): marked
--- as it is written. The take (created -> sent) needs no look-up: it takes a lease only of a due step.
-CREATE FUNCTION cardpull_attempts_unattended_on_write() RETURNS trigger LANGUAGE plpgsql AS $$
+-- An ID written open while its order has no next step (an archived order restored): marked as it is written.
+CREATE FUNCTION cardpull_attempts_unattended_on_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   NEW."unattended" := NEW."unattended" OR NOT EXISTS (SELECT 1 FROM "orders" WHERE "id" = NEW."order_id" AND "next_step" IS NOT NULL);
   RETURN NEW;
@@ -49,10 +48,23 @@ END
 $$;
 CREATE TRIGGER attempts_unattended_insert BEFORE INSERT ON "attempts" FOR EACH ROW
   WHEN (NEW."state" IN ('sent', 'unknown'))
-  EXECUTE FUNCTION cardpull_attempts_unattended_on_write();
-CREATE TRIGGER attempts_unattended_reopen BEFORE UPDATE OF "state" ON "attempts" FOR EACH ROW
+  EXECUTE FUNCTION cardpull_attempts_unattended_on_insert();
+
+-- An ID opened again (from a settled state: no path of the service does it today) while its order has no next
+-- step: marked after the fact. An AFTER trigger, not a BEFORE one: a BEFORE UPDATE row trigger makes Postgres
+-- lock the row before every update that names the state (the take, the store), a WAL record each, even when
+-- its WHEN clause then skips it. The take (created -> sent) is not a reopening: it leases only a due step.
+CREATE FUNCTION cardpull_attempts_unattended_on_reopen() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE "attempts" SET "unattended" = true
+   WHERE "request_id" = NEW."request_id" AND NOT "unattended"
+     AND NOT EXISTS (SELECT 1 FROM "orders" WHERE "id" = NEW."order_id" AND "next_step" IS NOT NULL);
+  RETURN NULL;
+END
+$$;
+CREATE TRIGGER attempts_unattended_reopen AFTER UPDATE OF "state" ON "attempts" FOR EACH ROW
   WHEN (NEW."state" IN ('sent', 'unknown') AND OLD."state" NOT IN ('created', 'sent', 'unknown'))
-  EXECUTE FUNCTION cardpull_attempts_unattended_on_write();
+  EXECUTE FUNCTION cardpull_attempts_unattended_on_reopen();
 
 DROP INDEX "attempts_recheck_request_id_idx";
 CREATE INDEX "attempts_recheck_request_id_idx" ON "attempts"("request_id")
