@@ -107,6 +107,7 @@ export async function e2eBench(ctx: BenchContext): Promise<Figure[]> {
   for (let round = 0; round < s.rounds; round++) {
     for (const kind of (round % 2 ? ['bare', 'worker'] : ['worker', 'bare']) as Run['kind'][]) {
       await stack.reset();
+      await stack.resetLedger();
       // A checkpoint before the orders are written: the run that follows then starts a fresh checkpoint
       // interval (5 min), so no timed checkpoint falls inside it and its WAL holds no full-page images
       // (a first change to each page after a checkpoint logs the whole page: 0.4 KB per card more, in
@@ -115,6 +116,12 @@ export async function e2eBench(ctx: BenchContext): Promise<Figure[]> {
       const intakeBefore = await pgCounters(ctx);
       await createOrders({ url: api.url, apiKey: stack.apiKey, count: s.e2eOrders, mode: 'sync', concurrency: 16, prefix: `e2e${round}${kind}` });
       const intake = await perCard(ctx, intakeBefore, s.e2eOrders);
+      // Fresh statistics for the tables the run reads, as autovacuum would have them in a steady state: after
+      // the TRUNCATE they say the tables are empty, and a plan made from that can cost a run a scan per card
+      // (the bare script's completion picked the partial index of orders not completed, all 5,000 of them,
+      // for its `status <> 'completed'` guard: 10 ms per card in Postgres, 230-340 cards/s in the runs where
+      // autovacuum had not analyzed the table yet, 680-820 where it had). Either run gets the same.
+      await stack.db.query('ANALYZE orders, attempts, cards, order_events, ledger_transactions, ledger_entries');
       const run: Run = { ...(await timeRun(ctx, kind, s.e2eOrders)), intakeCommitsPerCard: intake.commitsPerCard, intakeWalPerCard: intake.walPerCard };
       if (run.cards !== s.e2eOrders) throw new Error(`${kind}: ${run.cards} cards stored for ${s.e2eOrders} orders`);
       runs.push(run);
