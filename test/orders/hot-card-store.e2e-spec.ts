@@ -108,6 +108,35 @@ describe("storing a driven request ID's card: a HOT update of its attempt, no ti
     }
   });
 
+  it.each([
+    ['named statements', true],
+    ['server-side functions (behind a transaction pooler)', false],
+  ])("through %s: two stores of one partner card at once: the second waits for the first, then finds it ('known'), one card stored, no error", async (_label, preparedStatements) => {
+    // The store reads whether the card is stored as of its start (no ON CONFLICT): the second, which started
+    // before the first committed, meets the unique index, and storeCard runs it again.
+    const first = createPgPool(db.url, 1, { preparedStatements });
+    const second = createPgPool(db.url, 1, { preparedStatements });
+    try {
+      const o = await newOrder(first);
+      await new StepsRepository(first).take(o.id, 1, 'w/1', 30_000);
+      const c = card(o.requestId);
+      await first.query('BEGIN');
+      const one = await new TransitionsRepository(first).storeCard(o.id, c, null, { state: 'succeeded' }, 'w/1');
+      const other = new TransitionsRepository(second).storeCard(o.id, { ...c, id: randomUUID() }, null, { state: 'succeeded' }, 'w/2');
+      // The second is waiting for the order's lock (held by the first's open transaction).
+      await waitFor(
+        async () => (await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND locktype IN ('transactionid', 'tuple')")).rows[0]!.n,
+        (n) => n > 0,
+      );
+      await first.query('COMMIT');
+      const cards = await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM cards WHERE partner_card_id = $1', [c.partnerCardId]);
+      expect([one?.role, (await other)?.role, cards.rows[0]!.n]).toEqual(['order', 'known', 1]);
+    } finally {
+      await first.end();
+      await second.end();
+    }
+  });
+
   it("every ID the reconciler asks about is in its index: an open ID whose order stops being driven is marked unattended, whichever way it stops; a driven one is not", async () => {
     const pool = createPgPool(db.url, 2, {});
     try {

@@ -92,7 +92,10 @@ const OUTBOX_CTE = `cb AS (INSERT INTO callback_events (id, order_id, client, ty
  *  - the order has its card already: a surplus card, kept for a refund or reuse; the order is unchanged;
  *  - the card differs from the order (gift card, amount): kept with the difference; a live order goes to
  *    needs_attention (card_mismatch);
- *  - a partner card id stored before: nothing (a step run twice).
+ *  - a partner card id stored before: nothing (a step run twice). Read as of the statement's start, not with
+ *    ON CONFLICT, whose speculative insert writes a second WAL record per card: a store of the same card that
+ *    commits meanwhile (the order's lock makes the second wait for it) ends this one with a unique violation
+ *    of cards_partner_card_id_key, and storeCard runs it again, which then finds the card (STORE_RACE_RETRIES).
  * The card records who stored it (stored_by). The card that completes a live order is that completion's entry on
  * the timeline: it records the status it completed the order from (completed_from), and the view
  * `order_timeline` shows it as the `completed` entry (migration 20261130160000_completion_on_card), so no
@@ -109,7 +112,7 @@ const storeCardSql = (attemptSets: string) => `WITH prev AS (
     SELECT $2::uuid, prev.id, $3, $4, $5, $6, $7, $8::timestamptz, $9, $10, $11, $12, kind.role, $13,
            CASE WHEN kind.role = 'order' AND prev.status <> 'failed' THEN prev.status END
     FROM prev, kind
-    ON CONFLICT (partner_card_id) DO NOTHING
+    WHERE NOT EXISTS (SELECT 1 FROM cards WHERE partner_card_id = $4)
     RETURNING id
   ), role AS (
     SELECT CASE WHEN EXISTS (SELECT 1 FROM ins) THEN kind.role::text ELSE 'known' END AS role FROM kind
@@ -136,6 +139,11 @@ const storeCardSql = (attemptSets: string) => `WITH prev AS (
     FROM prev, role r WHERE r.role <> 'known' AND NOT (r.role = 'order' AND prev.status <> 'failed')
   ), ${OUTBOX_CTE}
   SELECT r.role, COALESCE((SELECT status FROM o), prev.status) AS status, ARRAY(SELECT id::text FROM cb) AS callbacks FROM prev, role r`;
+
+/** How many times storeCard runs its statement again after a store of the same card won a race with it. */
+const STORE_RACE_RETRIES = 2;
+const isCardStoredMeanwhile = (error: unknown): boolean =>
+  (error as { code?: string; constraint?: string }).code === '23505' && (error as { constraint?: string }).constraint === 'cards_partner_card_id_key';
 
 const storeCardTexts = new Map<string, string>();
 /**
@@ -277,9 +285,17 @@ export class TransitionsRepository {
       const { sets } = noteSets(note, params);
       statement = prepared(storeCardText(sets), params);
     }
-    const { rows } = await this.pool.query<{ role: CardRole; status: OrderStatus; callbacks: string[] }>(statement);
-    const row = rows[0];
-    return row ? { role: row.role, status: row.status, callbackEventIds: row.callbacks } : null;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const { rows } = await this.pool.query<{ role: CardRole; status: OrderStatus; callbacks: string[] }>(statement);
+        const row = rows[0];
+        return row ? { role: row.role, status: row.status, callbackEventIds: row.callbacks } : null;
+      } catch (error) {
+        // The same partner card stored by another statement since this one started: run again, it is 'known' now.
+        if (attempt < STORE_RACE_RETRIES && isCardStoredMeanwhile(error)) continue;
+        throw error;
+      }
+    }
   }
 }
 
