@@ -285,14 +285,14 @@ export class TransitionsRepository {
       const { sets } = noteSets(note, params);
       statement = prepared(storeCardText(sets), params);
     }
-    for (let attempt = 0; ; attempt++) {
+    for (let run = 0; ; run++) {
       try {
         const { rows } = await this.pool.query<{ role: CardRole; status: OrderStatus; callbacks: string[] }>(statement);
         const row = rows[0];
         return row ? { role: row.role, status: row.status, callbackEventIds: row.callbacks } : null;
       } catch (error) {
         // The same partner card stored by another statement since this one started: run again, it is 'known' now.
-        if (attempt < STORE_RACE_RETRIES && isCardStoredMeanwhile(error)) continue;
+        if (run < STORE_RACE_RETRIES && isCardStoredMeanwhile(error)) continue;
         throw error;
       }
     }
