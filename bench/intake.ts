@@ -87,14 +87,26 @@ async function peakRounds(ctx: BenchContext, api: Running): Promise<{ api: Run[]
   return runs;
 }
 
+/**
+ * A checkpoint before each paced run, the API's and the bare script's alike: a run then starts a fresh
+ * checkpoint interval (5 min) and no timed checkpoint's final sync stalls its commits. Those stalls landed on
+ * either side at random and set the p99 of the round they fell in (one round of each at 100-155 ms, the others
+ * at 47-59 ms, in run bench-2026-11-29T06-59-27-876).
+ */
+async function freshCheckpoint(ctx: BenchContext): Promise<void> {
+  await ctx.stack.db.query('CHECKPOINT').catch((e: Error) => ctx.log(`  (no CHECKPOINT before the run: ${e.message})`));
+}
+
 async function pacedPair(ctx: BenchContext, api: Running, rate: number, label: string): Promise<{ api: Run; bare: Run }> {
   const { stack, settings: s, log, cpu } = ctx;
   await stack.reset();
+  await freshCheckpoint(ctx);
   const { result, cores } = await withCpu(cpu, () =>
     pacedIntake({ url: api.url, apiKey: stack.apiKey, rate, seconds: s.intakeSeconds, connections: s.connections, prefix: `paced${label}` }),
   );
   log(`  api  ${label}: p99 ${result.p99Ms.toFixed(1)} ms, p50 ${result.p50Ms.toFixed(1)} ms, max ${result.maxMs.toFixed(0)} ms, ${result.achievedRate.toFixed(0)}/s accepted, ${result.failed} failed; cores: ${describeCores(cores)}`);
   await stack.reset();
+  await freshCheckpoint(ctx);
   const bare = await stack.spawnBare('intake-bare.ts', { CONCURRENCY: String(s.connections), SECONDS: String(s.intakeSeconds), POOL_SIZE: '10', RATE: String(rate) }).result;
   log(`  bare ${label}: p99 ${bare.p99Ms!.toFixed(1)} ms, p50 ${bare.p50Ms!.toFixed(1)} ms, max ${bare.maxMs!.toFixed(0)} ms, ${bare.rate!.toFixed(0)}/s`);
   return { api: { ...result, cores }, bare };
