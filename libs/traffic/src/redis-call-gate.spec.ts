@@ -222,6 +222,24 @@ describe('RedisCallGate (real Redis)', () => {
     expect(await redis.client.hmget(key('adapt'), 'call', 'c429')).toEqual(['250', '6']);
   });
 
+  it("learned, with Retry-After: a pause since the last cut filled the partner's bucket, so a whole second after it says too much; the cut learns from the cycle since the last cut", async () => {
+    const key = (name: string) => `${redis.prefix}:filled:${name}`;
+    const [s, us] = await redis.client.time();
+    const now = Number(s) * 1000 + Math.floor(Number(us) / 1000);
+    // Learned 80/s, last cut 3 s ago (100 calls admitted, 4 refused by then); the pause that cut began ended
+    // 2.1 s ago, before the last whole second, in which the fleet got 72 calls through (the refilled bucket
+    // draining, besides the partner's rate). Since the cut: 150 calls admitted, 1 refused.
+    await redis.client.hset(key('adapt'), { rate: '80', ts: String(now), fast: '10', slow: '1', ceil: '80', cut: String(now - 3_000), cts: String(now - 3_000), call: '100', c429: '4', rall: '5', pend: String(now - 2_100) });
+    await redis.client.hset(key('bucket'), { all: '250', win: String(Math.floor(now / 1000)), cnt: '5', prev: '72' });
+    const [, , cut, rate] = (await redis.client.eval(LEARN, 4, key('adapt'), key('bucket'), key('pause'), key('r429'), '0', '1', '1000', String(now), '0', key('channel'), 'create', '60000', '1')) as [number, number, number, string];
+    expect(cut).toBe(1);
+    const seen = Number(await redis.client.hget(key('adapt'), 'cts')) - (now - 3_000);
+    const cycle = (149 * 1000) / seen;
+    // Not 72 x THROUGH_SHARE (68.4/s, above a partner that lets 50/s through): about 47/s.
+    expect(Number(rate)).toBeCloseTo(cycle * THROUGH_SHARE, 1);
+    expect(Number(rate)).toBeLessThan(50);
+  });
+
   it('creations go first: while one waits on the shared limit, polls yield, unless urgent', async () => {
     // One call every 5 s (a bucket of one): no token comes back between the calls below, however loaded the
     // machine (at 6/s one came back within the 170 ms a loaded run took between two of them).

@@ -211,7 +211,10 @@ return longest
  *    (not while paused); from then on
  *    each 429 takes the rate to THROUGH_SHARE of what the partner let through in the last whole second
  *    (calls admitted here less their 429s: refusing, its bucket was empty, so that is its rate), or, when
- *    that second says nothing because a pause was in it, to THROUGH_SHARE of what the partner let through
+ *    that second says too much because a pause was in it or came since the last cut (the partner's bucket
+ *    filled while nothing was sent, and drains for as long as the fleet sends faster than its rate: with
+ *    Retry-After and 3 workers the fleet had learned 68-69/s of a partner at 50/s, and the pauses did the
+ *    limiting), to THROUGH_SHARE of what the partner let through
  *    since the last cut (CYCLE_MIN_MS), or else cuts the rate in force to LEARNED_CUT (its ceiling then
  *    LEARNED_CEIL of it); never by more than half
  *    at once; either is remembered as the ceiling
@@ -280,9 +283,13 @@ if now - last >= 1000 and admitted >= last and not (configured > 0 and ra > 0) t
     end
     local current = effrate(KEYS[1], 0)
     local ceil, rate = current * ${LEARNED_CEIL}, current * ${LEARNED_CUT}
+    -- A pause since the last cut let the partner's bucket fill: what it let through in a second after it
+    -- holds that bucket besides its rate, for as long as the fleet sends faster than the rate (seconds,
+    -- not one). From empty (the last cut's 429) to empty (this one), the cycle tells the rate, pauses and all.
     local pend = tonumber(redis.call('HGET', KEYS[1], 'pend') or '0')
-    if through > 0 and through < current and pend <= (sec - 1) * 1000 then ceil, rate = through, through * ${THROUGH_SHARE}
-    elseif cycle > 0 and cycle < current and pend > (sec - 1) * 1000 then ceil, rate = cycle, cycle * ${THROUGH_SHARE} end
+    local filled = pend > (sec - 1) * 1000 or (cts ~= nil and pend > cts)
+    if through > 0 and through < current and not filled then ceil, rate = through, through * ${THROUGH_SHARE}
+    elseif cycle > 0 and cycle < current and filled then ceil, rate = cycle, cycle * ${THROUGH_SHARE} end
     -- Never more than half at once: a second that says too little (calls slow to come) costs a second more.
     redis.call('HSET', KEYS[1], 'rate', tostring(math.max(floor, current / 2, rate)), 'ts', now,
       'fast', tostring(math.max(1, ceil / 5)), 'slow', tostring(math.max(0.05, ceil * ${PROBE_SHARE_PER_SECOND})), 'ceil', tostring(ceil), 'cut', now)
