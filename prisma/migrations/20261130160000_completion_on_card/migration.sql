@@ -23,7 +23,12 @@ CREATE VIEW "order_timeline" AS
     FROM "cards" c WHERE c."completed_from" IS NOT NULL;
 
 -- The card store's server-side function (libs/orders/src/write/transitions.repository.ts, STORE_CARD_FN): the
--- card records who stored it and what it completed; a completion writes no order_events row.
+-- card records who stored it and what it completed; a completion writes no order_events row. It also reads
+-- whether the partner card is stored already (as of the statement's start) instead of inserting with ON CONFLICT
+-- DO NOTHING, whose speculative insert wrote a second record per card (HEAP_CONFIRM, 48 B). A store of the same
+-- card committed meanwhile (the second waits for the order's lock) now ends with a unique violation of
+-- cards_partner_card_id_key; the service runs the statement again, which then finds the card ('known'). The
+-- unique index stays: a card is stored once, whatever happens.
 CREATE OR REPLACE FUNCTION cardpull_store_card(uuid, uuid, text, text, text, bytea, bytea, timestamptz, integer, text, bytea, text, text, "AttemptState", text)
 RETURNS TABLE ("role" text, "status" "OrderStatus", "callbacks" text[])
 LANGUAGE plpgsql VOLATILE AS $fn$
@@ -39,7 +44,7 @@ RETURN QUERY WITH prev AS (
     SELECT $2::uuid, prev.id, $3, $4, $5, $6, $7, $8::timestamptz, $9, $10, $11, $12, kind.role, $13,
            CASE WHEN kind.role = 'order' AND prev.status <> 'failed' THEN prev.status END
     FROM prev, kind
-    ON CONFLICT (partner_card_id) DO NOTHING
+    WHERE NOT EXISTS (SELECT 1 FROM cards WHERE partner_card_id = $4)
     RETURNING id
   ), role AS (
     SELECT CASE WHEN EXISTS (SELECT 1 FROM ins) THEN kind.role::text ELSE 'known' END AS role FROM kind

@@ -142,8 +142,10 @@ const storeCardSql = (attemptSets: string) => `WITH prev AS (
 
 /** How many times storeCard runs its statement again after a store of the same card won a race with it. */
 const STORE_RACE_RETRIES = 2;
-const isCardStoredMeanwhile = (error: unknown): boolean =>
-  (error as { code?: string; constraint?: string }).code === '23505' && (error as { constraint?: string }).constraint === 'cards_partner_card_id_key';
+const isCardStoredMeanwhile = (error: unknown): boolean => {
+  const e = error as { code?: string; constraint?: string };
+  return e.code === '23505' && e.constraint === 'cards_partner_card_id_key';
+};
 
 const storeCardTexts = new Map<string, string>();
 /**
