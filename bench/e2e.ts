@@ -66,7 +66,7 @@ async function timeRun(ctx: BenchContext, kind: Run['kind'], orders: number): Pr
     for (const r of top.rows) ctx.log(`    ${kind} ${(Number(r.calls) / orders).toFixed(2)}/card ${(Number(r.ms) / orders).toFixed(3)} ms/card ${(Number(r.wal) / orders).toFixed(0)} B/card  ${r.q}`);
     const wal = await stack.db.query<{ t: string; n: string; rec: string; fpi: string }>(
       `SELECT "resource_manager/record_type" AS t, count AS n, record_size AS rec, fpi_size AS fpi
-         FROM pg_get_wal_stats($1::pg_lsn, pg_current_wal_lsn(), true) WHERE count > 0 ORDER BY combined_size DESC LIMIT 10`,
+         FROM pg_get_wal_stats($1::pg_lsn, pg_current_wal_flush_lsn(), true) WHERE count > 0 ORDER BY combined_size DESC LIMIT 10`,
       [before.lsn],
     );
     const redisStats = (await stack.redis.client().info('commandstats'))
@@ -80,7 +80,7 @@ async function timeRun(ctx: BenchContext, kind: Run['kind'], orders: number): Pr
     // The same WAL by the table or index each record's first block belongs to, and the record type (the 30 largest).
     const byRel = await stack.db.query<{ rel: string; bytes: string }>(
       `SELECT coalesce(c.relname, '(none)') || ' ' || w.resource_manager || '/' || w.record_type AS rel, sum(w.record_length) AS bytes
-         FROM pg_get_wal_records_info($1::pg_lsn, pg_current_wal_lsn()) w
+         FROM pg_get_wal_records_info($1::pg_lsn, pg_current_wal_flush_lsn()) w
          LEFT JOIN pg_class c ON c.relfilenode = substring(w.block_ref FROM 'rel \\d+/\\d+/(\\d+)')::oid
         GROUP BY 1 ORDER BY 2 DESC LIMIT 30`,
       [before.lsn],

@@ -4,7 +4,10 @@ import type { BenchContext } from './context';
 export interface PgCounters {
   /** pg_stat_database.xact_commit of the bench's database (every connection; read-only transactions too). */
   commits: number;
-  /** WAL position (pg_current_wal_lsn) and the same in bytes: the whole cluster, which serves only the bench. */
+  /**
+   * WAL position and the same in bytes: the whole cluster, which serves only the bench. `lsn` is the flushed
+   * one, which pg_walinspect accepts as a range's end (a position not yet flushed: "cannot accept future end LSN").
+   */
   lsn: string;
   walBytes: number;
 }
@@ -16,7 +19,7 @@ export interface PgCounters {
 export async function pgCounters(ctx: BenchContext): Promise<PgCounters> {
   await new Promise((r) => setTimeout(r, 1_100));
   const { rows } = await ctx.stack.db.query<{ commits: string; lsn: string; wal: string }>(
-    `SELECT xact_commit AS commits, pg_current_wal_lsn()::text AS lsn, pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint AS wal
+    `SELECT xact_commit AS commits, pg_current_wal_flush_lsn()::text AS lsn, pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint AS wal
        FROM pg_stat_database WHERE datname = current_database()`,
   );
   return { commits: Number(rows[0]!.commits), lsn: rows[0]!.lsn, walBytes: Number(rows[0]!.wal) };

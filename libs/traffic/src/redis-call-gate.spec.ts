@@ -176,6 +176,36 @@ describe('RedisCallGate (real Redis)', () => {
     expect(answers.filter((x) => !isHeldBack(x)).length).toBeLessThan(30);
   });
 
+  it("without a configured rate, the first 429 seeds the fleet's rate from every process's count: each process refused within that second adds half of what it got through, once", async () => {
+    // Three workers sharing a partner: before its first 429 none asks Redis, so each knows only its own
+    // count. Seeded from one of them, the fleet started at a third of what it had got through, and the
+    // slow start took seconds to climb back (50/s with Retry-After, 3 workers: 0.86-0.92 of the limit).
+    const [a, b, c] = [gate({}), gate({}), gate({})];
+    const rate = async () => (await a.snapshot())!.find((v) => v.scope === 'create')!.ratePerSecond;
+    for (const g of [a, b, c]) for (let i = 0; i < 30; i++) (await permit(g, 'create')).done({ sent: true, httpStatus: 200 });
+    // All in flight at once, as in a fleet, and all refused (the partner's bucket is empty for every one).
+    // Retry-After holds the rate still (no doubling while paused): only the seeds move it.
+    const [ra, rb, rc, rb2] = await Promise.all([a, b, c, b].map((g) => permit(g, 'create')));
+    const refuse = async (p: CallPermit) => {
+      p.done({ sent: true, httpStatus: 429, retryAfterMs: 500 });
+      await settle();
+      return rate();
+    };
+    // Half of 30 each (29 when the calls straddled a second, whose earlier part counts in part).
+    const seed = (r: number) => {
+      expect(r).toBeGreaterThanOrEqual(14.5);
+      expect(r).toBeLessThanOrEqual(15);
+    };
+    const afterA = await refuse(ra);
+    seed(afterA);
+    const afterB = await refuse(rb);
+    seed(afterB - afterA);
+    const afterC = await refuse(rc);
+    seed(afterC - afterB);
+    // b's second 429 within that second adds nothing: its count is in already.
+    expect(await refuse(rb2)).toBe(afterC);
+  });
+
   it('learned: a later 429 cuts the learned rate, by at most half, at most once a second, and never for a call admitted before the last cut', async () => {
     const a = gate({});
     const cuts = () => logs.filter((l) => (l.obj as { partnerBackoff?: object }).partnerBackoff).map((l) => (l.obj as { partnerBackoff: { ratePerSecond: number } }).partnerBackoff.ratePerSecond);

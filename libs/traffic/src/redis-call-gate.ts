@@ -215,6 +215,8 @@ export class RedisCallGate implements CallGate {
   private readonly openWindow: Record<CallKind, OpenWindow> = { create: new OpenWindow(), poll: new OpenWindow(), read: new OpenWindow() };
   private readonly subscriber: Redis | Cluster;
   private readonly learnedPoll: NodeJS.Timeout;
+  /** This gate (one per process) among the fleet's: its seed of a first learned rate counts once. */
+  private readonly id = randomUUID();
 
   constructor(
     redis: Redis | Cluster,
@@ -444,6 +446,7 @@ export class RedisCallGate implements CallGate {
         kind,
         LEARNED_TTL_MS,
         httpStatus === 429 ? 1 : 0,
+        this.id,
       ),
     );
     if (!answer) return;

@@ -6,7 +6,8 @@
  *                 (calls admitted per second), all (calls admitted in all)
  *   flight  zset  permit id -> expiry (a killed process's place frees itself once its call's lease is over)
  *   pause   string  until (ms): a Retry-After the partner asked for
- *   adapt   hash  rate, ts, fast, slow, ceil, cut, rwin, rcnt, rprev (429s per second), rall (429s in
+ *   adapt   hash  rate, ts, fast, slow, ceil, cut, seeded (the gates whose count seeded a first rate),
+ *                 rwin, rcnt, rprev (429s per second), rall (429s in
  *                 all), cts, call, c429 (the last cut's time, and `all` and `rall` then), pend (the last
  *                 pause's end): the rate learned
  *                 from 429s (see LEARN): `rate` at `ts`,
@@ -206,8 +207,10 @@ return longest
  *  - the rate (at most one cut a second, and none for a call admitted before the last cut: it was sent at
  *    the old rate): a configured rate is halved on a 429 without Retry-After (with one, the pause is
  *    the answer), never below the floor, and recovers linearly to itself;
- *    without one, the first 429 starts at half of `seed` (what this process alone got through in the last
- *    second, which may include the partner's whole bucket), doubled every second until the next 429
+ *    without one, the first 429 starts at half of `seed` (what this process got through in the last
+ *    second, which may include the partner's whole bucket; every other process refused within that
+ *    second adds half of its own, once: before that 429 no process asks Redis, so none knows the
+ *    fleet's count), doubled every second until the next 429
  *    (not while paused); from then on
  *    each 429 takes the rate to THROUGH_SHARE of what the partner let through in the last whole second
  *    (calls admitted here less their 429s: refusing, its bucket was empty, so that is its rate), or, when
@@ -221,7 +224,7 @@ return longest
  *    the rate climbs back towards (see effrate).
  * KEYS: adapt, bucket, pause, r429 of the kind. ARGV: configured rate, floor, Retry-After ms (0: none),
  * the permit's admission (Redis ms; 0: admitted without asking Redis), seed, channel, kind, learned ttl ms,
- * counts as a 429 (1/0).
+ * counts as a 429 (1/0), the gate's id (a process's seed counts once).
  * Returns {pause (0: none, 1: started, 2: lengthened), pause until, cut (1/0), rate in force}; publishes the
  * kind on the channel when it started a pause or cut the rate (every gate then asks Redis for that kind).
  */
@@ -231,6 +234,7 @@ local floor = tonumber(ARGV[2])
 local ra = tonumber(ARGV[3])
 local admitted = tonumber(ARGV[4])
 local ttl = tonumber(ARGV[8])
+local gid = ARGV[10] or ''
 if ARGV[9] == '1' then
   redis.call('HINCRBY', KEYS[4], tostring(math.floor(now / 60000)), 1)
   redis.call('PEXPIRE', KEYS[4], 3660000)
@@ -259,8 +263,9 @@ if now - last >= 1000 and admitted >= last and not (configured > 0 and ra > 0) t
     redis.call('HSET', KEYS[1], 'rate', tostring(math.max(floor, current / 2)), 'ts', now, 'fast', tostring(math.max(0.1, configured / 20)), 'slow', '0', 'ceil', '0', 'cut', now)
   elseif not exists then
     -- Half of what this process got through: that second may hold the partner's whole bucket besides its rate.
+    -- The other processes add theirs as their own 429s come (below): the fleet's count, not one process's.
     local seed = math.max(floor, tonumber(ARGV[5]) / 2)
-    redis.call('HSET', KEYS[1], 'rate', tostring(seed), 'ts', now, 'fast', '0', 'slow', '0', 'ceil', '-1', 'cut', now)
+    redis.call('HSET', KEYS[1], 'rate', tostring(seed), 'ts', now, 'fast', '0', 'slow', '0', 'ceil', '-1', 'cut', now, 'seeded', ',' .. gid .. ',')
   else
     -- What the partner let through in the last whole second: the calls admitted here then, less its 429s.
     -- Refusing some, its bucket was empty: that is its rate. Not trusted when a pause was in that second.
@@ -293,6 +298,15 @@ if now - last >= 1000 and admitted >= last and not (configured > 0 and ra > 0) t
     -- Never more than half at once: a second that says too little (calls slow to come) costs a second more.
     redis.call('HSET', KEYS[1], 'rate', tostring(math.max(floor, current / 2, rate)), 'ts', now,
       'fast', tostring(math.max(1, ceil / 5)), 'slow', tostring(math.max(0.05, ceil * ${PROBE_SHARE_PER_SECOND})), 'ceil', tostring(ceil), 'cut', now)
+  end
+end
+if cut == 0 and configured <= 0 and exists and now - last < 1000 then
+  -- The fleet's first 429 came less than a second ago: every process refused then adds half of what it got
+  -- through (once), so the slow start begins from the fleet's count, not from the first process's share.
+  local a = redis.call('HMGET', KEYS[1], 'ceil', 'seeded')
+  local mark = ',' .. gid .. ','
+  if tonumber(a[1]) == -1 and a[2] and not string.find(a[2], mark, 1, true) then
+    redis.call('HSET', KEYS[1], 'rate', tostring(effrate(KEYS[1], 0) + tonumber(ARGV[5]) / 2), 'ts', now, 'seeded', a[2] .. gid .. ',')
   end
 end
 if pauseEnd > 0 and configured <= 0 and redis.call('EXISTS', KEYS[1]) == 1 then
