@@ -37,6 +37,7 @@ async function timeRun(ctx: BenchContext, kind: Run['kind'], orders: number): Pr
   if (statements) {
     await stack.db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()');
     await stack.redis.client().config('RESETSTAT');
+    await stack.redis.client().config('RESETSTAT');
   }
   const before = await pgCounters(ctx);
   const t0 = Date.now();
@@ -74,7 +75,7 @@ async function timeRun(ctx: BenchContext, kind: Run['kind'], orders: number): Pr
       .map((l) => /^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/.exec(l))
       .filter((m): m is RegExpExecArray => !!m)
       .sort((a, b) => Number(b[3]) - Number(a[3]))
-      .slice(0, 8);
+      .slice(0, 12);
     ctx.log(`    ${kind} Redis: ${redisStats.map((m) => `${m[1]} ${(Number(m[2]) / orders).toFixed(2)}/card ${(Number(m[3]) / orders).toFixed(0)} us/card`).join(', ')}`);
     for (const r of wal.rows) ctx.log(`    ${kind} WAL ${r.t.padEnd(24)} ${(Number(r.n) / orders).toFixed(2)}/card, records ${(Number(r.rec) / orders).toFixed(0)} B/card, full pages ${(Number(r.fpi) / orders).toFixed(0)} B/card`);
     // The same WAL by the table or index each record's first block belongs to, and the record type (the 30 largest).

@@ -97,19 +97,31 @@ async function freshCheckpoint(ctx: BenchContext): Promise<void> {
   await ctx.stack.db.query('CHECKPOINT').catch((e: Error) => ctx.log(`  (no CHECKPOINT before the run: ${e.message})`));
 }
 
-async function pacedPair(ctx: BenchContext, api: Running, rate: number, label: string): Promise<{ api: Run; bare: Run }> {
+/** One paced run of each side; `bareFirst` alternates which goes first from round to round, as the peak rounds do. */
+async function pacedPair(ctx: BenchContext, api: Running, rate: number, label: string, bareFirst = false): Promise<{ api: Run; bare: Run }> {
   const { stack, settings: s, log, cpu } = ctx;
-  await stack.reset();
-  await freshCheckpoint(ctx);
-  const { result, cores } = await withCpu(cpu, () =>
-    pacedIntake({ url: api.url, apiKey: stack.apiKey, rate, seconds: s.intakeSeconds, connections: s.connections, prefix: `paced${label}` }),
-  );
-  log(`  api  ${label}: p99 ${result.p99Ms.toFixed(1)} ms, p50 ${result.p50Ms.toFixed(1)} ms, max ${result.maxMs.toFixed(0)} ms, ${result.achievedRate.toFixed(0)}/s accepted, ${result.failed} failed; cores: ${describeCores(cores)}`);
-  await stack.reset();
-  await freshCheckpoint(ctx);
-  const bare = await stack.spawnBare('intake-bare.ts', { CONCURRENCY: String(s.connections), SECONDS: String(s.intakeSeconds), POOL_SIZE: '10', RATE: String(rate) }).result;
-  log(`  bare ${label}: p99 ${bare.p99Ms!.toFixed(1)} ms, p50 ${bare.p50Ms!.toFixed(1)} ms, max ${bare.maxMs!.toFixed(0)} ms, ${bare.rate!.toFixed(0)}/s`);
-  return { api: { ...result, cores }, bare };
+  const runApi = async (): Promise<Run> => {
+    await stack.reset();
+    await freshCheckpoint(ctx);
+    const { result, cores } = await withCpu(cpu, () =>
+      pacedIntake({ url: api.url, apiKey: stack.apiKey, rate, seconds: s.intakeSeconds, connections: s.connections, prefix: `paced${label}` }),
+    );
+    log(`  api  ${label}: p99 ${result.p99Ms.toFixed(1)} ms, p50 ${result.p50Ms.toFixed(1)} ms, max ${result.maxMs.toFixed(0)} ms, ${result.achievedRate.toFixed(0)}/s accepted, ${result.failed} failed; cores: ${describeCores(cores)}`);
+    return { ...result, cores };
+  };
+  const runBare = async (): Promise<Run> => {
+    await stack.reset();
+    await freshCheckpoint(ctx);
+    const bare = await stack.spawnBare('intake-bare.ts', { CONCURRENCY: String(s.connections), SECONDS: String(s.intakeSeconds), POOL_SIZE: '10', RATE: String(rate) }).result;
+    log(`  bare ${label}: p99 ${bare.p99Ms!.toFixed(1)} ms, p50 ${bare.p50Ms!.toFixed(1)} ms, max ${bare.maxMs!.toFixed(0)} ms, ${bare.rate!.toFixed(0)}/s`);
+    return bare;
+  };
+  if (bareFirst) {
+    const bare = await runBare();
+    return { api: await runApi(), bare };
+  }
+  const apiRun = await runApi();
+  return { api: apiRun, bare: await runBare() };
 }
 
 export async function intakeBench(ctx: BenchContext): Promise<Figure[]> {
@@ -125,9 +137,9 @@ export async function intakeBench(ctx: BenchContext): Promise<Figure[]> {
   const bareRates = rates(peak.bare, 'rate');
 
   const rate = Math.max(1, Math.round(median(apiRates) * 0.7));
-  log(`intake: p99 at ${rate}/s (70 % of the API's median peak), paced evenly, ${s.rounds} rounds each`);
+  log(`intake: p99 at ${rate}/s (70 % of the API's median peak), paced evenly, ${s.pacedRounds} rounds each (BENCH_PACED_ROUNDS), API and bare alternating which goes first`);
   const paced: { api: Run; bare: Run }[] = [];
-  for (let round = 0; round < s.rounds; round++) paced.push(await pacedPair(ctx, api, rate, `paced ${round + 1}`));
+  for (let round = 0; round < s.pacedRounds; round++) paced.push(await pacedPair(ctx, api, rate, `paced ${round + 1}`, round % 2 === 1));
   let noFlush: { api: Run; bare: Run } | null = null;
   if (stack.pg.kind === 'dedicated') {
     await stack.db.query('ALTER SYSTEM SET synchronous_commit = off');
