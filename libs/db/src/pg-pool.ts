@@ -14,6 +14,11 @@ class UnpreparedClient extends Client {
   // pg's query() has many overloads; this only removes a query config's name and passes the rest on.
   override query(...args: unknown[]): never {
     const [config, ...rest] = args;
+    if (config && typeof config === 'object' && typeof (config as { submit?: unknown }).submit === 'function') {
+      // A Query object (runStatement): it is what pg submits, so its name goes from it.
+      (config as { name?: string }).name = undefined;
+      return (super.query as (...a: unknown[]) => never)(config, ...rest);
+    }
     if (config && typeof config === 'object' && 'name' in config) {
       const { name: _name, ...unnamed } = config as QueryConfig;
       return (super.query as (...a: unknown[]) => never)(unnamed, ...rest);

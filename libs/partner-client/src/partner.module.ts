@@ -1,5 +1,6 @@
 import { Global, Logger, Module } from '@nestjs/common';
 import { SERVICE_CONFIG, type ServiceConfig } from '@cardpull/config';
+import { isLogged } from '@cardpull/logger';
 import type { CallGate } from './call-gate';
 import { PartnerClient, type PartnerCallEvent, type PartnerClientOptions } from './partner-client';
 
@@ -42,7 +43,8 @@ export class PartnerCallListeners {
         return new PartnerClient({
           ...partnerClientOptions(c),
           connections: Math.max(16, c.WORKER_CONCURRENCY),
-          logger: { debug: (o, m) => log.debug(o, m), warn: (o, m) => log.warn(o, m) },
+          // A debug line per call: built and handed to Nest's Logger only when debug lines are written.
+          logger: { debug: (o, m) => isLogged('debug') && log.debug(o, m), warn: (o, m) => log.warn(o, m) },
           onCall: (event) => listeners.emit(event),
           ...(gate ? { gate } : {}),
         });

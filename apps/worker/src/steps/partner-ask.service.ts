@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { PinoLogger } from 'nestjs-pino';
+import { isLogged } from '@cardpull/logger';
 import { PartnerClient, type CallPermit } from '@cardpull/partner-client';
 import type { AttemptRow, DbClock, StepOrder } from '@cardpull/orders';
 import { decide, interruptedMessage, type Answer, type Decision, type Sent } from './decision';
@@ -107,14 +107,6 @@ const LEVEL = {
   unknown: 'warn',
   interrupted: 'warn',
 } as const satisfies Record<Answer['kind'] | 'pending' | 'in_progress', 'debug' | 'log' | 'warn'>;
-
-const PINO_LEVEL = { debug: 'debug', log: 'info', warn: 'warn' } as const;
-
-/** Whether a line at this Nest level is written (pino's root logger decides; without one, say yes). */
-function isLogged(level: 'debug' | 'log' | 'warn'): boolean {
-  const root = PinoLogger.root as PinoLogger['logger'] | undefined;
-  return root ? root.isLevelEnabled(PINO_LEVEL[level]) : true;
-}
 
 /** What the partner said, as the log line names it: never a card's code or PIN, never a body. */
 function answerFacts(answer: Answer, decision: Decision): { answer: Answer['kind']; classification: string; httpStatus?: number; code?: string; retryAfterMs?: number; message?: string } {

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
 import { PG_POOL, TurnBatch, preparesStatements, withTransaction, type PullMode, type Queryable } from '@cardpull/db';
 import { newRequestId, uuidv7 } from '../model/ids';
-import { prepared } from './prepared';
+import { prepared, runStatement } from './prepared';
 import { ORDER_RESULT, callOf, type ServerFunction } from './server-functions';
 import { firstStep } from '../model/order-steps';
 import { ORDER_COLUMNS, type OrderRow } from '../model/order.types';
@@ -207,7 +207,7 @@ export class IntakeRepository {
       catalog_snapshot: o.price?.catalogSnapshot ?? null,
     }));
     const values = [JSON.stringify(input)];
-    const { rows } = await db.query<OrderRow>(this.viaFunctions ? callOf(INTAKE_FN, values) : prepared(INTAKE_SQL, values));
+    const { rows } = await runStatement<OrderRow>(db, this.viaFunctions ? callOf(INTAKE_FN, values) : prepared(INTAKE_SQL, values));
     return new Map(rows.map((r) => [r.id, r]));
   }
 

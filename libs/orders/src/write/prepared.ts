@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { QueryConfig } from 'pg';
+import { Query, type QueryConfig, type QueryResult, type QueryResultRow } from 'pg';
+import type { Queryable } from '@cardpull/db';
 
 const statementNames = new Map<string, string>();
 
@@ -16,4 +17,17 @@ export function prepared(text: string, values: unknown[]): QueryConfig {
     statementNames.set(text, name);
   }
   return { name, text, values };
+}
+
+/**
+ * Runs a hot statement (prepared() or callOf()) on the pool or a transaction's client: what
+ * `db.query(statement)` does, without pg's copy of the statement's config (Object.getOwnPropertyDescriptors
+ * and defineProperties for every query: 15 µs per card in the worker's CPU profile, two statements).
+ */
+export function runStatement<R extends QueryResultRow>(db: Queryable, statement: QueryConfig): Promise<QueryResult<R>> {
+  return new Promise((resolve, reject) => {
+    const query = new Query<R>(statement.text, statement.values);
+    (query as { name?: string }).name = statement.name;
+    (db.query as (q: Query<R>, callback: (error: Error | undefined, result: QueryResult<R>) => void) => void).call(db, query, (error, result) => (error ? reject(error) : resolve(result)));
+  });
 }

@@ -3,7 +3,7 @@ import type { Pool } from 'pg';
 import { PG_POOL, preparesStatements, type AttemptState, type PullMode } from '@cardpull/db';
 import { DbClock } from './db-clock';
 import { ATTEMPT_COLUMNS, ORDER_COLUMNS, STEP_ORDER_COLUMNS, type AttemptRow, type OrderRow, type ScheduledStep, type StepOrder } from '../model/order.types';
-import { prepared } from './prepared';
+import { prepared, runStatement } from './prepared';
 import { callOf, type ServerFunction } from './server-functions';
 import { SEND_STEPS_SQL } from '../model/order-steps';
 import { mayYieldCardSql, recheckIndexSql } from '../model/attempt-facts';
@@ -112,7 +112,7 @@ export class StepsRepository {
   }
 
   async current(orderId: string): Promise<CurrentStep | null> {
-    const { rows } = await this.pool.query<Row>(prepared(CURRENT_STEP_SQL, [orderId]));
+    const { rows } = await runStatement<Row>(this.pool, prepared(CURRENT_STEP_SQL, [orderId]));
     return rows[0] ? split(rows[0]) : null;
   }
 
@@ -130,7 +130,7 @@ export class StepsRepository {
       if (ready && !(await ready())) return 'held';
       sentAt = performance.now();
       const values = [orderId, stepSeq, owner, leaseMs];
-      ({ rows } = await client.query<TakeRow>(this.viaFunctions ? callOf(TAKE_STEP_FN, values) : prepared(TAKE_STEP_SQL, values)));
+      ({ rows } = await runStatement<TakeRow>(client, this.viaFunctions ? callOf(TAKE_STEP_FN, values) : prepared(TAKE_STEP_SQL, values)));
     } finally {
       client.release();
     }
@@ -274,7 +274,7 @@ export class StepsRepository {
   /** Records what a poll learned about an attempt without moving the order (the caller skips empty notes). */
   async note(requestId: string, note: AttemptNote): Promise<void> {
     const { sets, params } = noteSets(note, [requestId]);
-    await this.pool.query(prepared(`UPDATE attempts SET ${sets} WHERE request_id = $1`, params));
+    await runStatement(this.pool, prepared(`UPDATE attempts SET ${sets} WHERE request_id = $1`, params));
   }
 }
 

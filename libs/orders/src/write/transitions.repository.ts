@@ -3,7 +3,7 @@ import type { Pool, QueryConfig } from 'pg';
 import { PG_POOL, preparesStatements, type AttemptState, type OrderStatus, type OrderStep, type PullMode } from '@cardpull/db';
 import type { CardRow } from '../model/order.types';
 import { newRequestId } from '../model/ids';
-import { prepared } from './prepared';
+import { prepared, runStatement } from './prepared';
 import { callOf, type ServerFunction } from './server-functions';
 import { noteSets, unknownWindow, type AttemptNote } from './attempt-note';
 
@@ -258,7 +258,8 @@ export class TransitionsRepository {
 
   async transition(t: Transition): Promise<TransitionResult> {
     const minted = t.newAttempt ? newRequestId() : undefined;
-    const { rows } = await this.pool.query<{ step_seq: number; status: OrderStatus; callbacks: string[] }>(
+    const { rows } = await runStatement<{ step_seq: number; status: OrderStatus; callbacks: string[] }>(
+      this.pool,
       this.viaFunctions ? callOf(TRANSITION_FN, transitionValues(t, minted)) : transitionStatement(t, minted),
     );
     const row = rows[0];
@@ -289,7 +290,7 @@ export class TransitionsRepository {
     }
     for (let run = 0; ; run++) {
       try {
-        const { rows } = await this.pool.query<{ role: CardRole; status: OrderStatus; callbacks: string[] }>(statement);
+        const { rows } = await runStatement<{ role: CardRole; status: OrderStatus; callbacks: string[] }>(this.pool, statement);
         const row = rows[0];
         return row ? { role: row.role, status: row.status, callbackEventIds: row.callbacks } : null;
       } catch (error) {
