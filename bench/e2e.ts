@@ -103,9 +103,9 @@ export async function e2eBench(ctx: BenchContext): Promise<Figure[]> {
   await stack.reset();
   await stack.startSim({ SIM_SYNC_DELAY_MS: '0' });
   const api = await stack.startApi();
-  log(`e2e: ${s.e2eOrders} sync orders per run, created with no worker; ${s.rounds} rounds, worker and bare alternating (concurrency 32, pool 10, one process each)`);
+  log(`e2e: ${s.e2eOrders} sync orders per run, created with no worker; ${s.e2eRounds} rounds (BENCH_E2E_ROUNDS), worker and bare alternating which goes first (concurrency 32, pool 10, one process each)`);
   const runs: Run[] = [];
-  for (let round = 0; round < s.rounds; round++) {
+  for (let round = 0; round < s.e2eRounds; round++) {
     for (const kind of (round % 2 ? ['bare', 'worker'] : ['worker', 'bare']) as Run['kind'][]) {
       await stack.reset();
       await stack.resetLedger();

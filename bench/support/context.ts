@@ -7,10 +7,15 @@ export interface BenchSettings {
   /** BENCH_ROUNDS: repetitions of each timed run (medians are reported). */
   rounds: number;
   /**
-   * BENCH_PACED_ROUNDS: the intake's paced rounds, each side (5; more than `rounds`: each round's p99 is set
-   * by its few slowest requests, and one stall of the machine moved a round's p99 by 5-10 times).
+   * BENCH_PACED_ROUNDS: the intake's paced rounds, each side (5, or BENCH_ROUNDS when that is set: each
+   * round's p99 is set by its few slowest requests, and one stall of the machine moved a round's p99 by 5-10 times).
    */
   pacedRounds: number;
+  /**
+   * BENCH_E2E_ROUNDS: the e2e bench's rounds, each side (5, or BENCH_ROUNDS when that is set: one process
+   * each, and the same script's rounds ranged over 20-40 % within one run: 475-750 cards/s for the bare one).
+   */
+  e2eRounds: number;
   /** BENCH_INTAKE_SECONDS: length of one intake run. */
   intakeSeconds: number;
   /** BENCH_CONNECTIONS: concurrent connections of the intake load (and of its baseline). */
@@ -64,7 +69,8 @@ export function settingsFromEnv(env = process.env): BenchSettings {
   };
   return {
     rounds: int('BENCH_ROUNDS', 3, 1),
-    pacedRounds: int('BENCH_PACED_ROUNDS', 5, 1),
+    pacedRounds: int('BENCH_PACED_ROUNDS', int('BENCH_ROUNDS', 5, 1), 1),
+    e2eRounds: int('BENCH_E2E_ROUNDS', int('BENCH_ROUNDS', 5, 1), 1),
     intakeSeconds: int('BENCH_INTAKE_SECONDS', 8, 2),
     connections: int('BENCH_CONNECTIONS', 32, 1),
     e2eOrders: int('BENCH_E2E_ORDERS', 5000, 100),
