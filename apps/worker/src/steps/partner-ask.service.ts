@@ -51,10 +51,10 @@ export class PartnerAsk {
    * partner's life, never a stack. Our own failures are thrown and logged, with their stack, by the processor.
    */
   private logAnswer(order: StepOrder, attempt: AttemptRow, sent: Sent, answer: Answer, decision: Decision, result: StepResult, reconciling: boolean): void {
-    const facts = answerFacts(answer, decision);
-    const loudness = facts.answer === 'success' && decision.kind !== 'store_card' ? 'pending' : facts.answer === 'unknown' && facts.classification === 'in_progress' ? 'in_progress' : facts.answer;
+    const loudness = answer.kind === 'success' && decision.kind !== 'store_card' ? 'pending' : answer.kind === 'unknown' && answer.reason === 'in_progress' ? 'in_progress' : answer.kind;
     // One line per answer, so it is not even built when its level is off (LOG_LEVEL).
     if (!isLogged(LEVEL[loudness])) return;
+    const facts = answerFacts(answer, decision);
     // An ID the reconciler asks and leaves as it was is asked again at its next pass, not by a step.
     const byReconciler = reconciling && result.kind === 'delay';
     const next = byReconciler ? null : result.kind === 'next' ? result.step : result.kind === 'delay' ? sent : null;

@@ -136,8 +136,9 @@ export class StepsRepository {
     }
     const row = rows[0]?.step;
     if (!row) return null;
-    const { leased, previousState, previousOwner, ...rest } = row;
-    return { ...split<StepOrder>(reviveStepOrder(rest)), leased, previousState, previousOwner, sentAt };
+    // One pass over the row (each rest or spread of its twenty fields is a copy, per card).
+    const { leased, previousState, previousOwner, attempt, dbNow, ...order } = row;
+    return { order: reviveStepOrder(order), attempt: reviveAttempt(attempt), clock: new DbClock(date(dbNow)!), leased, previousState, previousOwner, sentAt };
   }
 
   /**
@@ -286,16 +287,14 @@ function split<O extends StepOrder = OrderRow>(row: O & { attempt: Record<string
 /** A time as JSON has it (text, or null): a Date again. */
 const date = (v: unknown) => (v == null ? null : new Date(String(v)));
 
-/** The take's order and clock as JSON has them (times as text): with Dates again. */
-function reviveStepOrder(raw: Record<string, unknown> & { attempt: Record<string, unknown>; dbNow: string }): StepOrder & { attempt: Record<string, unknown>; dbNow: Date } {
+/** The take's order as JSON has it (times as text): with Dates again. */
+function reviveStepOrder(raw: Record<string, unknown>): StepOrder {
   return {
     ...(raw as unknown as StepOrder),
-    attempt: raw.attempt,
     nextStepAt: date(raw.nextStepAt),
     leaseExpiresAt: date(raw.leaseExpiresAt),
     waitDeadline: date(raw.waitDeadline),
     createdAt: date(raw.createdAt)!,
-    dbNow: date(raw.dbNow)!,
   };
 }
 
