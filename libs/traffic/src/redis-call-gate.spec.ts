@@ -270,6 +270,24 @@ describe('RedisCallGate (real Redis)', () => {
     expect(Number(rate)).toBeLessThan(50);
   });
 
+  it("learned, no Retry-After: a 429 after a second in which the fleet stood still (a burst after a stall) learns from the cycle since the last cut, not from that second", async () => {
+    const key = (name: string) => `${redis.prefix}:stood:${name}`;
+    const [s, us] = await redis.client.time();
+    const now = Number(s) * 1000 + Math.floor(Number(us) / 1000);
+    // Learned about 49.6/s (ceiling 50), last cut 15 s ago (100 calls admitted, 4 refused by then), no pause.
+    // The last whole second: 29 calls sent, none refused (the process stood still for part of it); this
+    // second, a burst of 60 that the partner refuses in part. Since the last cut: 675 calls admitted, 1 refused.
+    await redis.client.hset(key('adapt'), { rate: '49.6', ts: String(now), fast: '10', slow: '1', ceil: '50', cut: String(now - 15_000), cts: String(now - 15_000), call: '100', c429: '4', rall: '5' });
+    await redis.client.hset(key('bucket'), { all: '775', win: String(Math.floor(now / 1000)), cnt: '60', prev: '29' });
+    const [, , cut, rate] = (await redis.client.eval(LEARN, 4, key('adapt'), key('bucket'), key('pause'), key('r429'), '0', '1', '0', String(now), '0', key('channel'), 'create', '60000', '1')) as [number, number, number, string];
+    expect(cut).toBe(1);
+    const seen = Number(await redis.client.hget(key('adapt'), 'cts')) - (now - 15_000);
+    const cycle = (674 * 1000) / seen;
+    // Not 29 x THROUGH_SHARE (27.6/s, climbing back for 10 s): about 42.7/s.
+    expect(Number(rate)).toBeCloseTo(cycle * THROUGH_SHARE, 1);
+    expect(Number(rate)).toBeGreaterThan(40);
+  });
+
   it('creations go first: while one waits on the shared limit, polls yield, unless urgent', async () => {
     // One call every 5 s (a bucket of one): no token comes back between the calls below, however loaded the
     // machine (at 6/s one came back within the 170 ms a loaded run took between two of them).

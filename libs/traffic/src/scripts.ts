@@ -46,6 +46,11 @@ export const THROUGH_SHARE = 0.95;
  */
 export const CYCLE_MIN_MS = 1_500;
 /**
+ * A learned rate's last whole second tells the partner's rate only if the fleet sent at least this share of
+ * the rate in force then (its gate's bucket lets it send up to 1.5 times the rate in a second).
+ */
+export const STEADY_SHARE = 0.75;
+/**
  * Above the knee a learned rate rises by this share of its ceiling per second, and faster the longer no
  * 429 came (u seconds past the knee: slow x u x (1 + u / PROBE_GROWTH_S)), so a ceiling learned too low
  * (a second in which the fleet sent too little to show the partner's rate) is left behind within seconds
@@ -217,7 +222,8 @@ return longest
  *    that second says too much because a pause was in it or came since the last cut (the partner's bucket
  *    filled while nothing was sent, and drains for as long as the fleet sends faster than its rate: with
  *    Retry-After and 3 workers the fleet had learned 68-69/s of a partner at 50/s, and the pauses did the
- *    limiting), to THROUGH_SHARE of what the partner let through
+ *    limiting), or too little because the fleet stood still in it (sent less than STEADY_SHARE of its
+ *    rate: the 429 came from the burst after a stall), to THROUGH_SHARE of what the partner let through
  *    since the last cut (CYCLE_MIN_MS), or else cuts the rate in force to LEARNED_CUT (its ceiling then
  *    LEARNED_CEIL of it); never by more than half
  *    at once; either is remembered as the ceiling
@@ -293,8 +299,14 @@ if now - last >= 1000 and admitted >= last and not (configured > 0 and ra > 0) t
     -- not one). From empty (the last cut's 429) to empty (this one), the cycle tells the rate, pauses and all.
     local pend = tonumber(redis.call('HGET', KEYS[1], 'pend') or '0')
     local filled = pend > (sec - 1) * 1000 or (cts ~= nil and pend > cts)
-    if through > 0 and through < current and not filled then ceil, rate = through, through * ${THROUGH_SHARE}
-    elseif cycle > 0 and cycle < current and filled then ceil, rate = cycle, cycle * ${THROUGH_SHARE} end
+    -- A second in which the fleet sent much less than its rate allowed (a process stood still: a stall, a
+    -- long GC) says nothing of the partner's rate: the 429 came from the burst after it. Measured: 3.3 s of
+    -- a 0.95 run at 50/s cut to 28/s that way, and 10 s to climb back. The cycle says it then. (Not in
+    -- the slow start, whose last second was sent at half of the rate it ends at.)
+    local probing = (tonumber(redis.call('HGET', KEYS[1], 'ceil')) or 0) > 0
+    local stood = probing and lastWhole(b[1], b[2], b[3]) < current * ${STEADY_SHARE}
+    if through > 0 and through < current and not filled and not stood then ceil, rate = through, through * ${THROUGH_SHARE}
+    elseif cycle > 0 and cycle < current and (filled or stood) then ceil, rate = cycle, cycle * ${THROUGH_SHARE} end
     -- Never more than half at once: a second that says too little (calls slow to come) costs a second more.
     redis.call('HSET', KEYS[1], 'rate', tostring(math.max(floor, current / 2, rate)), 'ts', now,
       'fast', tostring(math.max(1, ceil / 5)), 'slow', tostring(math.max(0.05, ceil * ${PROBE_SHARE_PER_SECOND})), 'ceil', tostring(ceil), 'cut', now)
