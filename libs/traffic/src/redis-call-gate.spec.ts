@@ -3,7 +3,7 @@ import { isHeldBack, type CallKind, type CallPermit, type HeldBack } from '@card
 import { createTestRedis, type TestRedis } from '@cardpull/testing';
 import { parsePartnerLimits } from './limits';
 import { RedisCallGate, type GateOptions } from './redis-call-gate';
-import { LEARN, THROUGH_SHARE } from './scripts';
+import { LEARN, LEARNED_CEIL, THROUGH_SHARE } from './scripts';
 
 /**
  * The fleet's partner limits on a real Redis (own key prefix). Each gate has its own connection, as each
@@ -286,6 +286,23 @@ describe('RedisCallGate (real Redis)', () => {
     // Not 29 x THROUGH_SHARE (27.6/s, climbing back for 10 s): about 42.7/s.
     expect(Number(rate)).toBeCloseTo(cycle * THROUGH_SHARE, 1);
     expect(Number(rate)).toBeGreaterThan(40);
+  });
+
+  it('learned: a cut clamped to half of the rate in force keeps the ceiling of a multiplicative decrease, not the far lower rate measured', async () => {
+    const key = (name: string) => `${redis.prefix}:clamped:${name}`;
+    const [s, us] = await redis.client.time();
+    const now = Number(s) * 1000 + Math.floor(Number(us) / 1000);
+    // In the slow start (no ceiling yet, ceil -1) at 55/s, its seed cut 1.2 s ago (no cycle yet), no pause.
+    // The last whole second: 15 calls sent, 9 of them refused (three processes' chaotic start): 6/s let
+    // through, far under half of 55.
+    await redis.client.hset(key('adapt'), { rate: '55', ts: String(now), fast: '0', slow: '0', ceil: '-1', cut: String(now - 1_200), cts: String(now - 1_200), call: '0', c429: '0', rall: '9', rwin: String(Math.floor(now / 1000) - 1), rcnt: '9' });
+    await redis.client.hset(key('bucket'), { all: '100', win: String(Math.floor(now / 1000) - 1), cnt: '15' });
+    const [, , cut, rate] = (await redis.client.eval(LEARN, 4, key('adapt'), key('bucket'), key('pause'), key('r429'), '0', '1', '0', String(now), '0', key('channel'), 'create', '60000', '1')) as [number, number, number, string];
+    expect(cut).toBe(1);
+    expect(Number(rate)).toBeCloseTo(27.5, 0); // halved, never more at once
+    // The ceiling the rate climbs back towards quickly: 85 % of 55, not the 6/s measured (from which the
+    // slow probe took 12 s back to a partner at 50/s).
+    expect(Number(await redis.client.hget(key('adapt'), 'ceil'))).toBeCloseTo(55 * LEARNED_CEIL, 0);
   });
 
   it('creations go first: while one waits on the shared limit, polls yield, unless urgent', async () => {

@@ -308,6 +308,9 @@ if now - last >= 1000 and admitted >= last and not (configured > 0 and ra > 0) t
     if through > 0 and through < current and not filled and not stood then ceil, rate = through, through * ${THROUGH_SHARE}
     elseif cycle > 0 and cycle < current and (filled or stood) then ceil, rate = cycle, cycle * ${THROUGH_SHARE} end
     -- Never more than half at once: a second that says too little (calls slow to come) costs a second more.
+    -- Nor is such a measure the ceiling to climb back towards (the slow probe from there took 12 s from 28
+    -- to 50/s): the multiplicative decrease's is (LEARNED_CEIL of the rate in force), reached in seconds.
+    if rate < current / 2 then ceil = math.max(ceil, current * ${LEARNED_CEIL}) end
     redis.call('HSET', KEYS[1], 'rate', tostring(math.max(floor, current / 2, rate)), 'ts', now,
       'fast', tostring(math.max(1, ceil / 5)), 'slow', tostring(math.max(0.05, ceil * ${PROBE_SHARE_PER_SECOND})), 'ceil', tostring(ceil), 'cut', now)
   end
