@@ -227,7 +227,8 @@ return longest
  *    since the last cut (CYCLE_MIN_MS), or else cuts the rate in force to LEARNED_CUT (its ceiling then
  *    LEARNED_CEIL of it); never by more than half
  *    at once; either is remembered as the ceiling
- *    the rate climbs back towards (see effrate).
+ *    the rate climbs back towards (see effrate), but a measure under half of the rate in force leaves
+ *    LEARNED_CEIL of that rate as the ceiling (from so low a ceiling the slow probe took 12 s back).
  * KEYS: adapt, bucket, pause, r429 of the kind. ARGV: configured rate, floor, Retry-After ms (0: none),
  * the permit's admission (Redis ms; 0: admitted without asking Redis), seed, channel, kind, learned ttl ms,
  * counts as a 429 (1/0), the gate's id (a process's seed counts once).
@@ -300,9 +301,9 @@ if now - last >= 1000 and admitted >= last and not (configured > 0 and ra > 0) t
     local pend = tonumber(redis.call('HGET', KEYS[1], 'pend') or '0')
     local filled = pend > (sec - 1) * 1000 or (cts ~= nil and pend > cts)
     -- A second in which the fleet sent much less than its rate allowed (a process stood still: a stall, a
-    -- long GC) says nothing of the partner's rate: the 429 came from the burst after it. Measured: 3.3 s of
-    -- a 0.95 run at 50/s cut to 28/s that way, and 10 s to climb back. The cycle says it then. (Not in
-    -- the slow start, whose last second was sent at half of the rate it ends at.)
+    -- long GC) says nothing of the partner's rate: the 429 came from the burst after it (a run at 50/s, 1
+    -- worker, cut to 28/s that way and delivered 0.72 of the limit). The cycle says it then. (Not in the
+    -- slow start, whose last second was sent at half of the rate it ends at.)
     local probing = (tonumber(redis.call('HGET', KEYS[1], 'ceil')) or 0) > 0
     local stood = probing and lastWhole(b[1], b[2], b[3]) < current * ${STEADY_SHARE}
     if through > 0 and through < current and not filled and not stood then ceil, rate = through, through * ${THROUGH_SHARE}
