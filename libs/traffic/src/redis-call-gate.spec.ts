@@ -42,6 +42,20 @@ describe('RedisCallGate (real Redis)', () => {
     await new Promise((r) => setTimeout(r, 20));
   };
 
+  /**
+   * LEARN run straight on a scope's keys (under `name`) set up by `state` at Redis's own time `now`: a 429 of a
+   * call admitted at `now`, with a Retry-After of `retryAfterMs` (0: none). Answers the cut (1/0), the rate
+   * in force after it and the adapt key.
+   */
+  const learnOn = async (name: string, state: (now: number, key: (part: string) => string) => Promise<unknown>, retryAfterMs = 0) => {
+    const key = (part: string) => `${redis.prefix}:${name}:${part}`;
+    const [s, us] = await redis.client.time();
+    const now = Number(s) * 1000 + Math.floor(Number(us) / 1000);
+    await state(now, key);
+    const [, , cut, rate] = (await redis.client.eval(LEARN, 4, key('adapt'), key('bucket'), key('pause'), key('r429'), '0', '1', String(retryAfterMs), String(now), '0', key('channel'), 'create', '60000', '1')) as [number, number, number, string];
+    return { cut, rate: Number(rate), now, adapt: key('adapt') };
+  };
+
   beforeAll(async () => {
     redis = await createTestRedis('traffic');
   });
@@ -234,77 +248,69 @@ describe('RedisCallGate (real Redis)', () => {
   });
 
   it("learned, with Retry-After: a 429 whose last second holds a pause learns what the partner let through since the last cut (its bucket was empty at both)", async () => {
-    const key = (name: string) => `${redis.prefix}:cycle:${name}`;
-    const [s, us] = await redis.client.time();
-    const now = Number(s) * 1000 + Math.floor(Number(us) / 1000);
-    // Learned 66/s, last cut 3 s ago with 100 calls admitted and 4 refused by then; a pause ended 0.5 s ago.
-    await redis.client.hset(key('adapt'), { rate: '66', ts: String(now), fast: '10', slow: '1', ceil: '66', cut: String(now - 3_000), cts: String(now - 3_000), call: '100', c429: '4', rall: '5', pend: String(now - 500) });
-    // Since then: 150 more calls admitted, 1 of them refused (besides the one answered now).
-    await redis.client.hset(key('bucket'), { all: '250', win: String(Math.floor(now / 1000)), cnt: '20', prev: '66' });
-    const [, , cut, rate] = (await redis.client.eval(LEARN, 4, key('adapt'), key('bucket'), key('pause'), key('r429'), '0', '1', '1000', String(now), '0', key('channel'), 'create', '60000', '1')) as [number, number, number, string];
+    const { cut, rate, now, adapt } = await learnOn('cycle', async (now, key) => {
+      // Learned 66/s, last cut 3 s ago with 100 calls admitted and 4 refused by then; a pause ended 0.5 s ago.
+      await redis.client.hset(key('adapt'), { rate: '66', ts: String(now), fast: '10', slow: '1', ceil: '66', cut: String(now - 3_000), cts: String(now - 3_000), call: '100', c429: '4', rall: '5', pend: String(now - 500) });
+      // Since then: 150 more calls admitted, 1 of them refused (besides the one answered now).
+      await redis.client.hset(key('bucket'), { all: '250', win: String(Math.floor(now / 1000)), cnt: '20', prev: '66' });
+    }, 1000);
     expect(cut).toBe(1);
     // Over the time the script itself saw since the last cut (Redis's clock at the eval, a little past 3 s
     // on a loaded machine), not the 3 s set above.
-    const seen = Number(await redis.client.hget(key('adapt'), 'cts')) - (now - 3_000);
+    const seen = Number(await redis.client.hget(adapt, 'cts')) - (now - 3_000);
     expect(seen).toBeGreaterThanOrEqual(3_000);
     const through = (149 * 1000) / seen;
-    expect(Number(rate)).toBeCloseTo(through * THROUGH_SHARE, 1);
-    expect(Number(await redis.client.hget(key('adapt'), 'ceil'))).toBeCloseTo(through, 1);
+    expect(rate).toBeCloseTo(through * THROUGH_SHARE, 1);
+    expect(Number(await redis.client.hget(adapt, 'ceil'))).toBeCloseTo(through, 1);
     // The next cycle counts from this cut: the calls admitted and the 429s so far.
-    expect(await redis.client.hmget(key('adapt'), 'call', 'c429')).toEqual(['250', '6']);
+    expect(await redis.client.hmget(adapt, 'call', 'c429')).toEqual(['250', '6']);
   });
 
   it("learned, with Retry-After: a pause since the last cut filled the partner's bucket, so a whole second after it says too much; the cut learns from the cycle since the last cut", async () => {
-    const key = (name: string) => `${redis.prefix}:filled:${name}`;
-    const [s, us] = await redis.client.time();
-    const now = Number(s) * 1000 + Math.floor(Number(us) / 1000);
-    // Learned 80/s, last cut 3 s ago (100 calls admitted, 4 refused by then); the pause that cut began ended
-    // 2.1 s ago, before the last whole second, in which the fleet got 72 calls through (the refilled bucket
-    // draining, besides the partner's rate). Since the cut: 150 calls admitted, 1 refused.
-    await redis.client.hset(key('adapt'), { rate: '80', ts: String(now), fast: '10', slow: '1', ceil: '80', cut: String(now - 3_000), cts: String(now - 3_000), call: '100', c429: '4', rall: '5', pend: String(now - 2_100) });
-    await redis.client.hset(key('bucket'), { all: '250', win: String(Math.floor(now / 1000)), cnt: '5', prev: '72' });
-    const [, , cut, rate] = (await redis.client.eval(LEARN, 4, key('adapt'), key('bucket'), key('pause'), key('r429'), '0', '1', '1000', String(now), '0', key('channel'), 'create', '60000', '1')) as [number, number, number, string];
+    const { cut, rate, now, adapt } = await learnOn('filled', async (now, key) => {
+      // Learned 80/s, last cut 3 s ago (100 calls admitted, 4 refused by then); the pause that cut began ended
+      // 2.1 s ago, before the last whole second, in which the fleet got 72 calls through (the refilled bucket
+      // draining, besides the partner's rate). Since the cut: 150 calls admitted, 1 refused.
+      await redis.client.hset(key('adapt'), { rate: '80', ts: String(now), fast: '10', slow: '1', ceil: '80', cut: String(now - 3_000), cts: String(now - 3_000), call: '100', c429: '4', rall: '5', pend: String(now - 2_100) });
+      await redis.client.hset(key('bucket'), { all: '250', win: String(Math.floor(now / 1000)), cnt: '5', prev: '72' });
+    }, 1000);
     expect(cut).toBe(1);
-    const seen = Number(await redis.client.hget(key('adapt'), 'cts')) - (now - 3_000);
+    const seen = Number(await redis.client.hget(adapt, 'cts')) - (now - 3_000);
     const cycle = (149 * 1000) / seen;
     // Not 72 x THROUGH_SHARE (68.4/s, above a partner that lets 50/s through): about 47/s.
-    expect(Number(rate)).toBeCloseTo(cycle * THROUGH_SHARE, 1);
-    expect(Number(rate)).toBeLessThan(50);
+    expect(rate).toBeCloseTo(cycle * THROUGH_SHARE, 1);
+    expect(rate).toBeLessThan(50);
   });
 
   it("learned, no Retry-After: a 429 after a second in which the fleet stood still (a burst after a stall) learns from the cycle since the last cut, not from that second", async () => {
-    const key = (name: string) => `${redis.prefix}:stood:${name}`;
-    const [s, us] = await redis.client.time();
-    const now = Number(s) * 1000 + Math.floor(Number(us) / 1000);
-    // Learned about 49.6/s (ceiling 50), last cut 15 s ago (100 calls admitted, 4 refused by then), no pause.
-    // The last whole second: 29 calls sent, none refused (the process stood still for part of it); this
-    // second, a burst of 60 that the partner refuses in part. Since the last cut: 675 calls admitted, 1 refused.
-    await redis.client.hset(key('adapt'), { rate: '49.6', ts: String(now), fast: '10', slow: '1', ceil: '50', cut: String(now - 15_000), cts: String(now - 15_000), call: '100', c429: '4', rall: '5' });
-    await redis.client.hset(key('bucket'), { all: '775', win: String(Math.floor(now / 1000)), cnt: '60', prev: '29' });
-    const [, , cut, rate] = (await redis.client.eval(LEARN, 4, key('adapt'), key('bucket'), key('pause'), key('r429'), '0', '1', '0', String(now), '0', key('channel'), 'create', '60000', '1')) as [number, number, number, string];
+    const { cut, rate, now, adapt } = await learnOn('stood', async (now, key) => {
+      // Learned about 49.6/s (ceiling 50), last cut 15 s ago (100 calls admitted, 4 refused by then), no pause.
+      // The last whole second: 29 calls sent, none refused (the process stood still for part of it); this
+      // second, a burst of 60 that the partner refuses in part. Since the last cut: 675 calls admitted, 1 refused.
+      await redis.client.hset(key('adapt'), { rate: '49.6', ts: String(now), fast: '10', slow: '1', ceil: '50', cut: String(now - 15_000), cts: String(now - 15_000), call: '100', c429: '4', rall: '5' });
+      await redis.client.hset(key('bucket'), { all: '775', win: String(Math.floor(now / 1000)), cnt: '60', prev: '29' });
+    });
     expect(cut).toBe(1);
-    const seen = Number(await redis.client.hget(key('adapt'), 'cts')) - (now - 15_000);
+    const seen = Number(await redis.client.hget(adapt, 'cts')) - (now - 15_000);
     const cycle = (674 * 1000) / seen;
     // Not 29 x THROUGH_SHARE (27.6/s, climbing back for 10 s): about 42.7/s.
-    expect(Number(rate)).toBeCloseTo(cycle * THROUGH_SHARE, 1);
-    expect(Number(rate)).toBeGreaterThan(40);
+    expect(rate).toBeCloseTo(cycle * THROUGH_SHARE, 1);
+    expect(rate).toBeGreaterThan(40);
   });
 
   it('learned: a cut clamped to half of the rate in force keeps the ceiling of a multiplicative decrease, not the far lower rate measured', async () => {
-    const key = (name: string) => `${redis.prefix}:clamped:${name}`;
-    const [s, us] = await redis.client.time();
-    const now = Number(s) * 1000 + Math.floor(Number(us) / 1000);
-    // In the slow start (no ceiling yet, ceil -1) at 55/s, its seed cut 1.2 s ago (no cycle yet), no pause.
-    // The last whole second: 15 calls sent, 9 of them refused (three processes' chaotic start): 6/s let
-    // through, far under half of 55.
-    await redis.client.hset(key('adapt'), { rate: '55', ts: String(now), fast: '0', slow: '0', ceil: '-1', cut: String(now - 1_200), cts: String(now - 1_200), call: '0', c429: '0', rall: '9', rwin: String(Math.floor(now / 1000) - 1), rcnt: '9' });
-    await redis.client.hset(key('bucket'), { all: '100', win: String(Math.floor(now / 1000) - 1), cnt: '15' });
-    const [, , cut, rate] = (await redis.client.eval(LEARN, 4, key('adapt'), key('bucket'), key('pause'), key('r429'), '0', '1', '0', String(now), '0', key('channel'), 'create', '60000', '1')) as [number, number, number, string];
+    const { cut, rate, adapt } = await learnOn('clamped', async (now, key) => {
+      // In the slow start (no ceiling yet, ceil -1) at 55/s, its seed cut 1.2 s ago (no cycle yet), no pause.
+      // The last whole second: 15 calls sent, 9 of them refused (three processes' chaotic start): 6/s let
+      // through, far under half of 55.
+      await redis.client.hset(key('adapt'), { rate: '55', ts: String(now), fast: '0', slow: '0', ceil: '-1', cut: String(now - 1_200), cts: String(now - 1_200), call: '0', c429: '0', rall: '9', rwin: String(Math.floor(now / 1000) - 1), rcnt: '9' });
+      await redis.client.hset(key('bucket'), { all: '100', win: String(Math.floor(now / 1000) - 1), cnt: '15' });
+    });
     expect(cut).toBe(1);
-    expect(Number(rate)).toBeCloseTo(27.5, 0); // halved, never more at once
+    expect(rate).toBeCloseTo(27.5, 0); // halved, never more at once
     // The ceiling the rate climbs back towards quickly: 85 % of 55, not the 6/s measured (from which the
     // slow probe took 12 s back to a partner at 50/s).
-    expect(Number(await redis.client.hget(key('adapt'), 'ceil'))).toBeCloseTo(55 * LEARNED_CEIL, 0);
+    expect(Number(await redis.client.hget(adapt, 'ceil'))).toBeCloseTo(55 * LEARNED_CEIL, 0);
   });
 
   it('creations go first: while one waits on the shared limit, polls yield, unless urgent', async () => {
