@@ -73,6 +73,7 @@ describe('the hot statements as server-side functions (DATABASE_PREPARED_STATEME
     const rows = await admin.query(
       `SELECT o.status, o.step_seq, o.error_code, o.lease_owner, o.metadata, (o.card_id IS NOT NULL) AS has_card, a.state, a.partner_status, a.error_code AS a_error, (a.not_found_since IS NULL) AS found, a.call_count,
               (SELECT array_agg(c.role || ':' || coalesce(c.mismatch, '') ORDER BY c.partner_card_id) FROM cards c WHERE c.order_id = o.id) AS cards,
+              (SELECT array_agg(DISTINCT to_char(c.expire_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS')) FROM cards c WHERE c.order_id = o.id) AS expire_at,
               (SELECT array_agg(e.type ORDER BY e.at, e.id NULLS LAST) FROM order_timeline e WHERE e.order_id = o.id) AS events,
               (SELECT array_agg(cb.type ORDER BY cb.created_at) FROM callback_events cb WHERE cb.order_id = o.id) AS callbacks
        FROM orders o JOIN attempts a ON a.order_id = o.id WHERE o.id = $1`,
@@ -127,7 +128,8 @@ describe('the hot statements as server-side functions (DATABASE_PREPARED_STATEME
         taken: { leased: true, previousState: 'created', previousOwner: null, order: { status: 'pending', leaseOwner: 'w/1' }, attempt: { state: 'sent', callCount: 1 } },
         again: { leased: false, status: 'pending' },
         stored: [{ role: 'order', status: 'completed', callbacks: 1 }, { role: 'known' }, { role: 'surplus', status: 'completed' }, { role: 'surplus' }, null],
-        rows: [{ status: 'completed', has_card: true, state: 'succeeded', partner_status: 'issued', a_error: null, found: true, events: ['created', 'completed', 'surplus_card', 'surplus_card'] }],
+        // expire_at goes as ISO text (UTC): the instant the partner gave, whatever the session's time zone.
+        rows: [{ status: 'completed', has_card: true, state: 'succeeded', partner_status: 'issued', a_error: null, found: true, events: ['created', 'completed', 'surplus_card', 'surplus_card'], expire_at: ['2030-01-01T00:00:00.000'] }],
       });
       // The functions were called by one pool only.
       expect({ named: [...calls.named], viaFunctions: [...calls.viaFunctions].sort() }).toEqual({ named: [], viaFunctions: ['cardpull_intake', 'cardpull_store_card', 'cardpull_take_step'] });

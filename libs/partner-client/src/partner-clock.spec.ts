@@ -58,4 +58,29 @@ describe('PartnerClock: the partner\'s clock from the Date headers of its answer
     ours += 5_000;
     expect(clock.now()).toBe(ours + 10_500);
   });
+
+  it('the estimate is always the median of exactly the last readings, whatever their order, repeats and ties (the window is kept sorted in place)', () => {
+    let seed = 7;
+    const random = () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
+    const clock = new PartnerClock(() => OURS);
+    const readings: number[] = [];
+    const medians: [number, number][] = [];
+    for (let i = 0; i < 400; i++) {
+      // Whole seconds, often the same one (a Date read again), arriving anywhere within a few seconds.
+      const date = dateAt(OURS + Math.floor(random() * 4) * 1_000);
+      const receivedAt = OURS - Math.floor(random() * 3) * 250;
+      readings.push(clock.observe(date, receivedAt)!);
+      const last = readings.slice(-PARTNER_CLOCK_SAMPLES).sort((a, b) => a - b);
+      const mid = last.length >> 1;
+      const expected = last.length % 2 ? last[mid]! : Math.round((last[mid - 1]! + last[mid]!) / 2);
+      medians.push([clock.offsetMs(), expected]);
+    }
+    expect(medians.filter(([got, expected]) => got !== expected)).toEqual([]);
+    expect(clock.sampleCount()).toBe(PARTNER_CLOCK_SAMPLES);
+  });
+
+  it('a Date header read again is the same reading (parsed once), and a new one is parsed afresh', () => {
+    const clock = new PartnerClock(() => OURS);
+    expect([clock.reading(dateAt(OURS), OURS), clock.reading(dateAt(OURS), OURS + 200), clock.reading(dateAt(OURS + 1_000), OURS + 200), clock.reading('5', OURS), clock.reading(dateAt(OURS), OURS)]).toEqual([500, 300, 1_300, undefined, 500]);
+  });
 });

@@ -16,8 +16,14 @@ const DATE_RESOLUTION_BIAS_MS = 500;
  * Its error is about the header's resolution (±0.5 s) plus the time the answer took to reach us.
  */
 export class PartnerClock {
+  /** The readings in the order they came (the oldest leaves first)... */
   private readonly samples: number[] = [];
+  /** ...and the same readings kept sorted, for the median: a reading moves it in place, with no sort per answer. */
+  private readonly sorted: number[] = [];
   private estimate = 0;
+  /** The last Date header read and what it parsed to: it changes once a second, answers come hundreds a second. */
+  private lastDate: string | null = null;
+  private lastDateAt = Number.NaN;
 
   constructor(
     /** Our clock (ms since the epoch). */
@@ -45,8 +51,12 @@ export class PartnerClock {
   reading(date: unknown, receivedAt: number = this.ourNow()): number | undefined {
     const value = Array.isArray(date) ? date[0] : date;
     // An HTTP date names its weekday and month; Date.parse alone would read "5" as a year.
-    if (typeof value !== 'string' || !/[A-Za-z]{3}/.test(value)) return undefined;
-    const at = Date.parse(value);
+    if (typeof value !== 'string') return undefined;
+    if (value !== this.lastDate) {
+      this.lastDate = value;
+      this.lastDateAt = /[A-Za-z]{3}/.test(value) ? Date.parse(value) : Number.NaN;
+    }
+    const at = this.lastDateAt;
     return Number.isNaN(at) ? undefined : at + DATE_RESOLUTION_BIAS_MS - receivedAt;
   }
 
@@ -55,8 +65,9 @@ export class PartnerClock {
     const offset = this.reading(date, receivedAt);
     if (offset === undefined) return undefined;
     this.samples.push(offset);
-    if (this.samples.length > this.size) this.samples.shift();
-    this.estimate = median(this.samples);
+    this.sorted.splice(sortedIndex(this.sorted, offset), 0, offset);
+    if (this.samples.length > this.size) this.sorted.splice(sortedIndex(this.sorted, this.samples.shift()!), 1);
+    this.estimate = median(this.sorted);
     return offset;
   }
 
@@ -66,12 +77,25 @@ export class PartnerClock {
    */
   restartFrom(offsetMs: number): void {
     this.samples.splice(0, this.samples.length, offsetMs);
+    this.sorted.splice(0, this.sorted.length, offsetMs);
     this.estimate = offsetMs;
   }
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
+/** The first index of `sorted` (ascending) whose value is `value` or more: where `value` goes, or is. */
+function sortedIndex(sorted: readonly number[], value: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The median of values already sorted (ascending). */
+function median(sorted: readonly number[]): number {
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid]! : Math.round((sorted[mid - 1]! + sorted[mid]!) / 2);
 }

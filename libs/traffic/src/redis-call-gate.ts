@@ -381,7 +381,10 @@ export class RedisCallGate implements CallGate {
         done = true;
         window?.leave(result.sent && result.httpStatus !== 429);
         if (reasked) reasked.done(result);
-        else {
+        else if (!this.reportsToRedis(kind, id, result)) {
+          // Most calls: nothing for Redis (no 429, no place in flight to give back), so no report to wait on.
+          if (result.sent && result.httpStatus !== 429) this.admitted[kind].add();
+        } else {
           const report = this.afterCall(kind, id, admittedAtRedis, result);
           if (window && teaches(result)) window.closeUntil(report);
           this.track(report);
@@ -401,6 +404,11 @@ export class RedisCallGate implements CallGate {
   /** Resolves once every permit's report given so far has reached Redis (or given up): for tests and shutdown. */
   async idle(): Promise<void> {
     while (this.reporting.size) await Promise.allSettled([...this.reporting]);
+  }
+
+  /** Whether a finished call has anything to tell Redis (afterCall): a place in flight or a token to give back, or a 429 to learn from. */
+  private reportsToRedis(kind: CallKind, id: string | null, result: CallResult): boolean {
+    return (id !== null && (this.tracksFlight(kind) || !result.sent || result.httpStatus === 429)) || teaches(result);
   }
 
   private async afterCall(kind: CallKind, id: string | null, admittedAtRedis: number, result: CallResult): Promise<void> {

@@ -276,7 +276,8 @@ export class TransitionsRepository {
   async storeCard(orderId: string, card: StoredCard, mismatch: string | null, attempt: { state: AttemptState; partnerStatus?: string | null }, actor: string): Promise<CardStoreResult | null> {
     const params: unknown[] = [
       orderId, card.id, card.requestId, card.partnerCardId, card.keyId, card.codeEnc, card.pinEnc,
-      card.expireAt, card.amount, card.giftCardCode, card.pdfEnc, mismatch, actor,
+      // As text (ISO 8601, UTC): pg would format a Date through its local-time path, per card.
+      card.expireAt?.toISOString() ?? null, card.amount, card.giftCardCode, card.pdfEnc, mismatch, actor,
     ];
     // A card under another request ID than the one asked leaves ours open: only its state is kept.
     const partnerStatus = attempt.partnerStatus ?? 'issued';
