@@ -56,6 +56,15 @@ describe('RedisCallGate (real Redis)', () => {
     return { cut, rate: Number(rate), now, adapt: key('adapt') };
   };
 
+  /**
+   * What `admitted` calls since the last cut (at `cutAt`) make per second over the time LEARN itself saw since
+   * then (Redis's clock at the eval, its `cts`, a little past what the test set up on a loaded machine).
+   */
+  const cycleSince = async (adapt: string, cutAt: number, admitted: number) => {
+    const seen = Number(await redis.client.hget(adapt, 'cts')) - cutAt;
+    return { seen, perSecond: (admitted * 1000) / seen };
+  };
+
   beforeAll(async () => {
     redis = await createTestRedis('traffic');
   });
@@ -257,9 +266,8 @@ describe('RedisCallGate (real Redis)', () => {
     expect(cut).toBe(1);
     // Over the time the script itself saw since the last cut (Redis's clock at the eval, a little past 3 s
     // on a loaded machine), not the 3 s set above.
-    const seen = Number(await redis.client.hget(adapt, 'cts')) - (now - 3_000);
+    const { seen, perSecond: through } = await cycleSince(adapt, now - 3_000, 149);
     expect(seen).toBeGreaterThanOrEqual(3_000);
-    const through = (149 * 1000) / seen;
     expect(rate).toBeCloseTo(through * THROUGH_SHARE, 1);
     expect(Number(await redis.client.hget(adapt, 'ceil'))).toBeCloseTo(through, 1);
     // The next cycle counts from this cut: the calls admitted and the 429s so far.
@@ -275,8 +283,7 @@ describe('RedisCallGate (real Redis)', () => {
       await redis.client.hset(key('bucket'), { all: '250', win: String(Math.floor(now / 1000)), cnt: '5', prev: '72' });
     }, 1000);
     expect(cut).toBe(1);
-    const seen = Number(await redis.client.hget(adapt, 'cts')) - (now - 3_000);
-    const cycle = (149 * 1000) / seen;
+    const { perSecond: cycle } = await cycleSince(adapt, now - 3_000, 149);
     // Not 72 x THROUGH_SHARE (68.4/s, above a partner that lets 50/s through): about 47/s.
     expect(rate).toBeCloseTo(cycle * THROUGH_SHARE, 1);
     expect(rate).toBeLessThan(50);
@@ -291,8 +298,7 @@ describe('RedisCallGate (real Redis)', () => {
       await redis.client.hset(key('bucket'), { all: '775', win: String(Math.floor(now / 1000)), cnt: '60', prev: '29' });
     });
     expect(cut).toBe(1);
-    const seen = Number(await redis.client.hget(adapt, 'cts')) - (now - 15_000);
-    const cycle = (674 * 1000) / seen;
+    const { perSecond: cycle } = await cycleSince(adapt, now - 15_000, 674);
     // Not 29 x THROUGH_SHARE (27.6/s, climbing back for 10 s): about 42.7/s.
     expect(rate).toBeCloseTo(cycle * THROUGH_SHARE, 1);
     expect(rate).toBeGreaterThan(40);

@@ -380,15 +380,13 @@ export class RedisCallGate implements CallGate {
         if (done) return;
         done = true;
         window?.leave(result.sent && result.httpStatus !== 429);
-        if (reasked) reasked.done(result);
-        else if (!this.reportsToRedis(kind, id, result)) {
-          // Most calls: nothing for Redis (no 429, no place in flight to give back), so no report to wait on.
-          if (result.sent && result.httpStatus !== 429) this.admitted[kind].add();
-        } else {
-          const report = this.afterCall(kind, id, admittedAtRedis, result);
-          if (window && teaches(result)) window.closeUntil(report);
-          this.track(report);
-        }
+        if (reasked) return reasked.done(result);
+        if (result.sent && result.httpStatus !== 429) this.admitted[kind].add();
+        // Most calls have nothing for Redis (no 429, no place in flight or token to give back): no report then.
+        if (!this.givesBack(kind, id, result) && !teaches(result)) return;
+        const report = this.afterCall(kind, id, admittedAtRedis, result);
+        if (window && teaches(result)) window.closeUntil(report);
+        this.track(report);
       },
     };
   }
@@ -406,16 +404,15 @@ export class RedisCallGate implements CallGate {
     while (this.reporting.size) await Promise.allSettled([...this.reporting]);
   }
 
-  /** Whether a finished call has anything to tell Redis (afterCall): a place in flight or a token to give back, or a 429 to learn from. */
-  private reportsToRedis(kind: CallKind, id: string | null, result: CallResult): boolean {
-    return (id !== null && (this.tracksFlight(kind) || !result.sent || result.httpStatus === 429)) || teaches(result);
+  /** Whether a finished call admitted by Redis (`id`) gives something back there: its place in flight, or its token (not sent, or refused). */
+  private givesBack(kind: CallKind, id: string | null, result: CallResult): id is string {
+    return id !== null && (this.tracksFlight(kind) || !result.sent || result.httpStatus === 429);
   }
 
+  /** A finished call's report to Redis (its permit's `done` counted it already): what it gives back, and a 429 to learn from. */
   private async afterCall(kind: CallKind, id: string | null, admittedAtRedis: number, result: CallResult): Promise<void> {
     const { limits } = this.options;
-    const limited = result.httpStatus === 429;
-    if (result.sent && !limited) this.admitted[kind].add();
-    if (id && (this.tracksFlight(kind) || !result.sent || limited)) {
+    if (this.givesBack(kind, id, result)) {
       await this.guarded(() =>
         this.redis.gateRelease(
           this.key(kind, 'bucket'),
