@@ -24,6 +24,8 @@ interface Run {
   totalS: number;
   cards: number;
   cores: Record<string, number>;
+  /** The window's two halves (10-50 %, 50-90 %): cards/s and cores, to tell a warming process from a steady one. */
+  halves: { perS: number; cores: Record<string, number> }[];
   /** Postgres commits and WAL bytes per card while the worker (or bare) ran, and while the API took the orders. */
   commitsPerCard: number;
   walPerCard: number;
@@ -127,6 +129,8 @@ export async function e2eBench(ctx: BenchContext): Promise<Figure[]> {
       if (run.cards !== s.e2eOrders) throw new Error(`${kind}: ${run.cards} cards stored for ${s.e2eOrders} orders`);
       runs.push(run);
       log(`  ${kind.padEnd(6)} round ${round + 1}: ${run.steadyPerS.toFixed(0)} cards/s (10-90 %), all ${s.e2eOrders} in ${run.totalS.toFixed(1)} s from spawn; per card ${run.commitsPerCard.toFixed(2)} commits, ${(run.walPerCard / 1024).toFixed(2)} KB WAL (intake ${run.intakeCommitsPerCard.toFixed(2)}, ${(run.intakeWalPerCard / 1024).toFixed(2)} KB); cores: ${describeCores(run.cores)}`);
+      const own = (h: Run['halves'][number]) => `${h.perS.toFixed(0)} cards/s, ${(((h.cores[kind] ?? 0) * 1000) / h.perS).toFixed(3)} ms ${kind} CPU per card`;
+      log(`         halves: 10-50 % ${own(run.halves[0]!)}; 50-90 % ${own(run.halves[1]!)}`);
     }
   }
   await api.proc.stop();

@@ -11,6 +11,11 @@ export interface Completion {
   cores: Record<string, number>;
   /** Queries this tracker made (each its own transaction): subtracted from the commits counted around a run. */
   polls: number;
+  /**
+   * The same window in two halves, 10-50 % and 50-90 % of the orders (cards/s, cores): a freshly started
+   * process still warming up (its JIT, its caches) is slower in the first.
+   */
+  halves: { perS: number; cores: Record<string, number> }[];
 }
 
 /**
@@ -20,6 +25,7 @@ export interface Completion {
 export async function trackCompletion(ctx: BenchContext, orders: number, opts: { since: number; label: string; timeoutMs?: number }): Promise<Completion> {
   const marks: { at: number; done: number }[] = [];
   let cpu10: CpuSample | null = null;
+  let cpu50: CpuSample | null = null;
   let cpu90: CpuSample | null = null;
   const deadline = Date.now() + (opts.timeoutMs ?? 180_000);
   for (;;) {
@@ -27,15 +33,22 @@ export async function trackCompletion(ctx: BenchContext, orders: number, opts: {
     const done = Number(rows[0]!.n);
     marks.push({ at: Date.now(), done });
     if (!cpu10 && done >= orders * 0.1) cpu10 = ctx.cpu.sample();
+    if (!cpu50 && done >= orders * 0.5) cpu50 = ctx.cpu.sample();
     if (!cpu90 && done >= orders * 0.9) cpu90 = ctx.cpu.sample();
     if (done >= orders) break;
     if (Date.now() > deadline) throw new Error(`${opts.label}: only ${done} of ${orders} orders completed after ${((Date.now() - opts.since) / 1000).toFixed(0)} s`);
     await sleep(50);
   }
   const first = marks.find((m) => m.done >= orders * 0.1)!;
+  const middle = marks.find((m) => m.done >= orders * 0.5)!;
   const last = marks.find((m) => m.done >= orders * 0.9)!;
+  const perS = (a: { at: number; done: number }, b: { at: number; done: number }) => (b.done - a.done) / Math.max(0.001, (b.at - a.at) / 1000);
   return {
-    steadyPerS: (last.done - first.done) / Math.max(0.001, (last.at - first.at) / 1000),
+    steadyPerS: perS(first, last),
+    halves: [
+      { perS: perS(first, middle), cores: cpu10 && cpu50 ? CpuMeter.cores(cpu10, cpu50) : {} },
+      { perS: perS(middle, last), cores: cpu50 && cpu90 ? CpuMeter.cores(cpu50, cpu90) : {} },
+    ],
     totalS: (marks.at(-1)!.at - opts.since) / 1000,
     cores: cpu10 && cpu90 ? CpuMeter.cores(cpu10, cpu90) : {},
     polls: marks.length,
