@@ -43,14 +43,16 @@ export async function trackCompletion(ctx: BenchContext, orders: number, opts: {
   const middle = marks.find((m) => m.done >= orders * 0.5)!;
   const last = marks.find((m) => m.done >= orders * 0.9)!;
   const perS = (a: { at: number; done: number }, b: { at: number; done: number }) => (b.done - a.done) / Math.max(0.001, (b.at - a.at) / 1000);
+  // Two marks of one poll (a run that crossed both in 50 ms) have no time between them: no cores to tell.
+  const coresBetween = (a: CpuSample | null, b: CpuSample | null) => (a && b && b.at > a.at ? CpuMeter.cores(a, b) : {});
   return {
     steadyPerS: perS(first, last),
     halves: [
-      { perS: perS(first, middle), cores: cpu10 && cpu50 ? CpuMeter.cores(cpu10, cpu50) : {} },
-      { perS: perS(middle, last), cores: cpu50 && cpu90 ? CpuMeter.cores(cpu50, cpu90) : {} },
+      { perS: perS(first, middle), cores: coresBetween(cpu10, cpu50) },
+      { perS: perS(middle, last), cores: coresBetween(cpu50, cpu90) },
     ],
     totalS: (marks.at(-1)!.at - opts.since) / 1000,
-    cores: cpu10 && cpu90 ? CpuMeter.cores(cpu10, cpu90) : {},
+    cores: coresBetween(cpu10, cpu90),
     polls: marks.length,
   };
 }
