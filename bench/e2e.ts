@@ -24,8 +24,8 @@ interface Run {
   totalS: number;
   cards: number;
   cores: Record<string, number>;
-  /** The window's two halves (10-50 %, 50-90 %): cards/s and cores, to tell a warming process from a steady one. */
-  halves: { perS: number; cores: Record<string, number> }[];
+  /** The window's two halves (10-50 %, 50-90 %), as trackCompletion reads them. */
+  halves: Completion['halves'];
   /** Postgres commits and WAL bytes per card while the worker (or bare) ran, and while the API took the orders. */
   commitsPerCard: number;
   walPerCard: number;
