@@ -405,14 +405,16 @@ export class RedisCallGate implements CallGate {
   }
 
   /** Whether a finished call admitted by Redis (`id`) gives something back there: its place in flight, or its token (not sent, or refused). */
-  private givesBack(kind: CallKind, id: string | null, result: CallResult): id is string {
+  private givesBack(kind: CallKind, id: string | null, result: CallResult): boolean {
     return id !== null && (this.tracksFlight(kind) || !result.sent || result.httpStatus === 429);
   }
 
   /** A finished call's report to Redis (its permit's `done` counted it already): what it gives back, and a 429 to learn from. */
   private async afterCall(kind: CallKind, id: string | null, admittedAtRedis: number, result: CallResult): Promise<void> {
     const { limits } = this.options;
-    if (this.givesBack(kind, id, result)) {
+    // `id !== null` again for the compiler only: givesBack answers false for a null id (a predicate `id is string`
+    // would also narrow it to null where givesBack answers false for other reasons).
+    if (id !== null && this.givesBack(kind, id, result)) {
       await this.guarded(() =>
         this.redis.gateRelease(
           this.key(kind, 'bucket'),
