@@ -78,9 +78,10 @@ describe('a fleet: 2 APIs and 3 workers on one Postgres and one Redis', () => {
     const seconds = (Date.now() - started) / 1000;
     const counted = Object.fromEntries(TASKS.map((t) => [t, (after[t] ?? 0) - (before[t] ?? 0)]));
     // At most one run per 0.9 interval (the timers are not in step), and one more at the edges; three
-    // processes each running every task would have made about 3 x 8.
+    // processes each running every task would have made about 3 x 8. At least one: the task runs at all (a
+    // count, not a rate: a loaded machine's timers only come later).
     const most = Math.floor(seconds / 0.9) + 1;
-    for (const t of TASKS) expect({ t, runs: counted[t], ok: counted[t]! >= seconds / 2 && counted[t]! <= most }).toEqual({ t, runs: counted[t], ok: true });
+    for (const t of TASKS) expect({ t, runs: counted[t], ok: counted[t]! >= 1 && counted[t]! <= most }).toEqual({ t, runs: counted[t], ok: true });
     // A tick that reads it has nothing to do writes nothing: no claim, no release (two commits a tick).
     expect(Object.fromEntries(IDLE_TASKS.map((t) => [t, (after[t] ?? 0) - (before[t] ?? 0)]))).toEqual(Object.fromEntries(IDLE_TASKS.map((t) => [t, 0])));
     // The poll ager runs in every worker on purpose (its budget is fleet-wide in Redis): it claims nothing in Postgres.

@@ -44,15 +44,13 @@ describe('retention: archive old terminal orders, then destroy their card secret
     await holder.connect();
     await holder.query('BEGIN');
     await holder.query('SELECT id FROM orders WHERE id = $1 FOR UPDATE', [locked]);
-    const started = Date.now();
+    // It returns while the lock is still held: had it waited for the lock, it would never return.
     const report = await stack.worker!.get(Retention).runNow();
-    const tookMs = Date.now() - started;
     await holder.query('ROLLBACK');
     await holder.end();
 
     const moved = [old1, old2, old3, failed, ancient, disputed];
     expect(report).toEqual({ archived: moved.length, secretsDestroyed: 1 });
-    expect(tookMs).toBeLessThan(5_000);
     await withDb(stack, async (db) => {
       const live = (await db.query<{ id: string }>('SELECT id FROM orders WHERE id = ANY($1::uuid[])', [[...moved, ...held]])).rows.map((r) => r.id);
       expect(live.sort()).toEqual([...held].sort());

@@ -212,18 +212,15 @@ describe('intake while Redis is down, orders sent together: all accepted (the fa
   it('every caller gets 202 (the answer does not wait for the enqueue); the failed batch names every order; a worker with Redis completes them all', async () => {
     const api = await startStack({ worker: false, env: { REDIS_URL: 'redis://127.0.0.1:1/0' } });
     try {
-      const started = Date.now();
       const res = await Promise.all(
         Array.from({ length: 12 }, (_, i) =>
           api.call('POST', '/v1/orders', { body: { ...GOOD, mode: i % 3 ? 'sync' : 'async' }, headers: { 'idempotency-key': idemKey('noredis-batch') } }),
         ),
       );
-      const elapsed = Date.now() - started;
-      expect(res.map((r) => r.status)).toEqual(res.map(() => 202));
       // Nobody waits for Redis: the answers go at the commit, and each enqueue gives up after 1 s on its own
-      // (ioredis would retry for ever). The bound is loose on purpose: a loaded machine takes seconds for the
-      // twelve POSTs themselves.
-      expect(elapsed).toBeLessThan(15_000);
+      // (ioredis would retry for ever, and these answers would never come). Not timed: a loaded machine takes
+      // seconds for the twelve POSTs themselves.
+      expect(res.map((r) => r.status)).toEqual(res.map(() => 202));
       const ids: string[] = res.map((r) => r.body.order.id);
       // What the API logged for the enqueues it could not make (after its answers: they do not wait for
       // Redis): every order, and several in one batch.

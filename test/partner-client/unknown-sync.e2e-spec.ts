@@ -39,8 +39,8 @@ describe('Timeout (answer held past the client deadline) -> unknown/timeout; the
     // undici's headersTimeout (set to timeoutMs by the client) runs on its 500 ms-resolution fast timers,
     // so the deadline may fire up to ~500 ms early; the AbortSignal bounds it from above.
     expect(elapsed).toBeGreaterThanOrEqual(TIMEOUT_MS - 500);
-    // Well before the 5 s hang ends (with room for a loaded machine): the client's own deadline ended it.
-    expect(elapsed).toBeLessThan(TIMEOUT_MS + 3_500);
+    // The client's own deadline ended it, not the hang: a hang that ended would have answered with the card
+    // (outcome issued, not unknown/timeout). Not timed from above: a loaded machine only answers later.
     await replayGetsTheIssuedCard(requestId, 'ACME-BOOKS-FIXED', 2500);
   });
 
