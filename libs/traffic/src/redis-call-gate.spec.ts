@@ -186,6 +186,9 @@ describe('RedisCallGate (real Redis)', () => {
   });
 
   it('without a configured rate, the first 429 without Retry-After limits the kind fleet-wide to half of what this process got through in the last second, then climbs', async () => {
+    // The process's clock held still mid-second (as in the next test): its count is the 30 calls, whenever
+    // the second would have turned.
+    jest.useFakeTimers({ doNotFake: EVERY_TIMER_BUT_DATE, now: Math.floor(Date.now() / 1000) * 1000 + 500 });
     const a = gate({});
     const b = gate({});
     await Promise.all([a.listening, b.listening]); // what b learns next comes as a message
