@@ -44,7 +44,7 @@ describe('retention: archive old terminal orders, then destroy their card secret
     await holder.connect();
     await holder.query('BEGIN');
     await holder.query('SELECT id FROM orders WHERE id = $1 FOR UPDATE', [locked]);
-    // It returns while the lock is still held: had it waited for the lock, it would never return.
+    // It returns while the lock is still held: had it waited for the lock, it could not return before the ROLLBACK below.
     const report = await stack.worker!.get(Retention).runNow();
     await holder.query('ROLLBACK');
     await holder.end();

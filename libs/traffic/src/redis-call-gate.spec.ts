@@ -5,13 +5,20 @@ import { parsePartnerLimits } from './limits';
 import { RedisCallGate, type GateOptions } from './redis-call-gate';
 import { LEARN, LEARNED_CEIL, THROUGH_SHARE } from './scripts';
 
+/** Jest's fake timers for the clock alone: Redis, ioredis and the tests' own waits keep real time. */
+const EVERY_TIMER_BUT_DATE: Extract<Parameters<typeof jest.useFakeTimers>[0], { doNotFake?: unknown }>['doNotFake'] = ['hrtime', 'nextTick', 'performance', 'queueMicrotask', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'];
+
+/**
+ * Holds this process's clock (Date) still in the middle of a second, until the test ends: what a gate got
+ * through "in the last second" is then every call the test made, however long a loaded machine takes
+ * between them (a second turning in between shrinks the count: CI saw a seed of 14 for 15 that way).
+ */
+const holdClockMidSecond = () => jest.useFakeTimers({ doNotFake: EVERY_TIMER_BUT_DATE, now: Math.floor(Date.now() / 1000) * 1000 + 500 });
+
 /**
  * The fleet's partner limits on a real Redis (own key prefix). Each gate has its own connection, as each
  * worker process does: what one process takes, the others see.
  */
-/** Jest's fake timers for the clock alone: Redis, ioredis and the tests' own waits keep real time. */
-const EVERY_TIMER_BUT_DATE: Extract<Parameters<typeof jest.useFakeTimers>[0], { doNotFake?: unknown }>['doNotFake'] = ['hrtime', 'nextTick', 'performance', 'queueMicrotask', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'];
-
 describe('RedisCallGate (real Redis)', () => {
   let redis: TestRedis;
   const gates: RedisCallGate[] = [];
@@ -186,9 +193,7 @@ describe('RedisCallGate (real Redis)', () => {
   });
 
   it('without a configured rate, the first 429 without Retry-After limits the kind fleet-wide to half of what this process got through in the last second, then climbs', async () => {
-    // The process's clock held still mid-second (as in the next test): its count is the 30 calls, whenever
-    // the second would have turned.
-    jest.useFakeTimers({ doNotFake: EVERY_TIMER_BUT_DATE, now: Math.floor(Date.now() / 1000) * 1000 + 500 });
+    holdClockMidSecond(); // its count is the 30 calls
     const a = gate({});
     const b = gate({});
     await Promise.all([a.listening, b.listening]); // what b learns next comes as a message
@@ -212,10 +217,7 @@ describe('RedisCallGate (real Redis)', () => {
     // Three workers sharing a partner: before its first 429 none asks Redis, so each knows only its own
     // count. Seeded from one of them, the fleet started at a third of what it had got through, and the
     // slow start took seconds to climb back (50/s with Retry-After, 3 workers: 0.86-0.92 of the limit).
-    // What a process got through in the last second is read from its own clock: held still (Date only; timers
-    // and Redis run for real) in the middle of a second, so a loaded machine crossing into the next second
-    // between the calls and their 429s cannot shrink the counts (CI saw 14 for 15 that way).
-    jest.useFakeTimers({ doNotFake: EVERY_TIMER_BUT_DATE, now: Math.floor(Date.now() / 1000) * 1000 + 500 });
+    holdClockMidSecond(); // each process's count is its 30 calls
     const [a, b, c] = [gate({}), gate({}), gate({})];
     const rate = async () => (await a.snapshot())!.find((v) => v.scope === 'create')!.ratePerSecond;
     for (const g of [a, b, c]) for (let i = 0; i < 30; i++) (await permit(g, 'create')).done({ sent: true, httpStatus: 200 });
