@@ -383,7 +383,7 @@ export class RedisCallGate implements CallGate {
         if (reasked) return reasked.done(result);
         if (result.sent && result.httpStatus !== 429) this.admitted[kind].add();
         // Most calls have nothing for Redis (no 429, no place in flight or token to give back): no report then.
-        if (!this.givesBack(kind, id, result) && !teaches(result)) return;
+        if (!(id !== null && this.givesBack(kind, result)) && !teaches(result)) return;
         const report = this.afterCall(kind, id, admittedAtRedis, result);
         if (window && teaches(result)) window.closeUntil(report);
         this.track(report);
@@ -404,17 +404,15 @@ export class RedisCallGate implements CallGate {
     while (this.reporting.size) await Promise.allSettled([...this.reporting]);
   }
 
-  /** Whether a finished call admitted by Redis (`id`) gives something back there: its place in flight, or its token (not sent, or refused). */
-  private givesBack(kind: CallKind, id: string | null, result: CallResult): boolean {
-    return id !== null && (this.tracksFlight(kind) || !result.sent || result.httpStatus === 429);
+  /** Whether a finished call, if Redis admitted it (its permit has an id), gives something back there: its place in flight, or its token (not sent, or refused). */
+  private givesBack(kind: CallKind, result: CallResult): boolean {
+    return this.tracksFlight(kind) || !result.sent || result.httpStatus === 429;
   }
 
   /** A finished call's report to Redis (its permit's `done` counted it already): what it gives back, and a 429 to learn from. */
   private async afterCall(kind: CallKind, id: string | null, admittedAtRedis: number, result: CallResult): Promise<void> {
     const { limits } = this.options;
-    // `id !== null` again for the compiler only: givesBack answers false for a null id (a predicate `id is string`
-    // would also narrow it to null where givesBack answers false for other reasons).
-    if (id !== null && this.givesBack(kind, id, result)) {
+    if (id !== null && this.givesBack(kind, result)) {
       await this.guarded(() =>
         this.redis.gateRelease(
           this.key(kind, 'bucket'),
