@@ -12,4 +12,16 @@ describe('withSpan with tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT): nothing is
     expect(seen).toEqual({ recording: false, traceId: undefined, sameContext: true, traceparent: undefined });
     await expect(withSpan('x', {}, async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
   });
+
+  it('hands back the work\'s own promise (no wrapper of its own), and a work that throws at once still rejects, never throws', async () => {
+    const work = Promise.resolve('card');
+    expect(withSpan('store card', {}, () => work)).toBe(work);
+    let answered: Promise<unknown> | undefined;
+    expect(() => {
+      answered = withSpan('x', {}, () => {
+        throw new Error('thrown at once');
+      });
+    }).not.toThrow();
+    await expect(answered).rejects.toThrow('thrown at once');
+  });
 });

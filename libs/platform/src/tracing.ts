@@ -47,10 +47,20 @@ export async function shutdownTracing(): Promise<void> {
   await provider?.shutdown().catch(() => undefined);
 }
 
-/** Runs `fn` in a new span (a child of the active one, or of `parent`), ended when it settles; errors are recorded. */
-export async function withSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, parent?: ReturnType<typeof context.active>): Promise<T> {
+/**
+ * Runs `fn` in a new span (a child of the active one, or of `parent`), ended when it settles; errors are recorded.
+ * Not an async function: with tracing off it hands back `fn`'s own promise, with no promise of its own
+ * around it (each step runs two of these; an async wrapper's promise and await per call, per card).
+ */
+export function withSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, parent?: ReturnType<typeof context.active>): Promise<T> {
   // Tracing off: the no-op tracer would make a span that records nothing and a context for it, per call.
-  if (!provider) return fn(NO_SPAN);
+  if (!provider) {
+    try {
+      return fn(NO_SPAN);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+  }
   const tracer = trace.getTracer(TRACER);
   return tracer.startActiveSpan(name, { attributes }, parent ?? context.active(), async (span) => {
     try {

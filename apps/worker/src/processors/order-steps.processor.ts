@@ -38,20 +38,26 @@ export class OrderStepsProcessor extends QueueProcessor<typeof ORDERS_QUEUE, Pro
     return { concurrency: this.config.WORKER_CONCURRENCY, lockDuration: this.config.WORKER_LOCK_MS, maxStalledCount: 3 };
   }
 
-  async process(job: Job<OrderJobData>, token?: string): Promise<string> {
+  process(job: Job<OrderJobData>, token?: string): Promise<string> {
     // The order's trace goes on in this step (its job carries the traceparent); the next step it schedules continues it.
     const attributes = { 'cardpull.order_id': job.data.orderId, 'cardpull.step': job.name, 'cardpull.step_seq': job.data.stepSeq };
-    return withSpan(`order step ${job.name}`, attributes, () => this.step(job, token), contextFrom(await this.traceOf(job)));
+    const inTrace = (trace: string | null | undefined) => withSpan(`order step ${job.name}`, attributes, () => this.step(job, token), contextFrom(trace));
+    // Not async: a step's promise is the span's own, with no wrapper (one more promise and await per card).
+    const trace = this.traceOf(job);
+    return trace instanceof Promise ? trace.then(inTrace) : inTrace(trace);
   }
 
   /**
    * The trace the step goes on in: its job's, or else (a job from before the order kept its trace) the one
-   * kept with the order. Read only with tracing on and only for such a job: never a round trip per step.
+   * kept with the order. Read only with tracing on and only for such a job: never a round trip per step,
+   * and no promise to wait on either (answered as it is, not wrapped).
    */
-  private async traceOf(job: Job<OrderJobData>): Promise<string | null | undefined> {
+  private traceOf(job: Job<OrderJobData>): string | null | undefined | Promise<string | undefined> {
     if (job.data.trace || !tracingOn()) return job.data.trace;
-    const kept = await this.orders.traceParents([job.data.orderId]).catch(() => new Map<string, string>());
-    return kept.get(job.data.orderId);
+    return this.orders.traceParents([job.data.orderId]).then(
+      (kept) => kept.get(job.data.orderId),
+      () => undefined,
+    );
   }
 
   private step(job: Job<OrderJobData>, token?: string): Promise<string> {

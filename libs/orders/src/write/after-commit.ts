@@ -10,6 +10,9 @@ export interface Committed {
   callbacks?: string[];
 }
 
+/** What run answers when a transition left nothing for the queues: no next step to schedule (so true). */
+const NOTHING_LEFT = Promise.resolve(true);
+
 /**
  * The one way to act on a transition once Postgres has committed it (intake, a step, the reconciler, an
  * operator's action): schedule the next step, enqueue the callbacks. Never before the commit, and a failure
@@ -23,7 +26,13 @@ export class AfterCommit {
     private readonly callbacks: CallbackQueue,
   ) {}
 
-  async run(committed: Committed): Promise<boolean> {
+  run(committed: Committed): Promise<boolean> {
+    // Most steps leave nothing (a card stored, no callback URL): no promises for an empty Promise.all then.
+    if (!committed.next && !committed.callbacks?.length) return NOTHING_LEFT;
+    return this.enqueue(committed);
+  }
+
+  private async enqueue(committed: Committed): Promise<boolean> {
     const [scheduled] = await Promise.all([
       committed.next ? this.steps.schedule(committed.next) : Promise.resolve(true),
       committed.callbacks?.length ? this.callbacks.enqueue(committed.callbacks.map((id) => ({ id }))) : Promise.resolve(),
