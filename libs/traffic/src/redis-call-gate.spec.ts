@@ -2,7 +2,7 @@ import Redis from 'ioredis';
 import { isHeldBack, type CallKind, type CallPermit, type HeldBack } from '@cardpull/partner-client';
 import { createTestRedis, type TestRedis } from '@cardpull/testing';
 import { parsePartnerLimits } from './limits';
-import { RedisCallGate, type GateOptions } from './redis-call-gate';
+import { OPEN_START_IN_FLIGHT, RedisCallGate, type GateOptions } from './redis-call-gate';
 import { LEARN, LEARNED_CEIL, THROUGH_SHARE } from './scripts';
 
 /** Jest's fake timers for the clock alone: Redis, ioredis and the tests' own waits keep real time. */
@@ -389,12 +389,12 @@ describe('RedisCallGate (real Redis)', () => {
       sent.push(command.name);
       return send(command as never);
     }) as typeof conn.sendCommand;
-    // A slow start: 4 calls in flight at first, twice as many each time as many were answered without a 429.
+    // A slow start: 2 calls in flight at first, twice as many each time as many were answered without a 429.
     const burst = await Promise.all(Array.from({ length: 10 }, () => tryOnce(a, 'create')));
-    expect(burst.filter((x) => !isHeldBack(x)).length).toBe(4);
-    expect(burst.filter(isHeldBack).map((h) => h.reason)).toEqual(Array(6).fill('in_flight'));
+    expect(burst.filter((x) => !isHeldBack(x)).length).toBe(2);
+    expect(burst.filter(isHeldBack).map((h) => h.reason)).toEqual(Array(8).fill('in_flight'));
     for (const p of burst) if (!isHeldBack(p)) p.done({ sent: true, httpStatus: 200 });
-    for (const size of [8, 16, 32, 64, 128]) {
+    for (const size of [4, 8, 16, 32, 64, 128]) {
       const wave = await Promise.all(Array.from({ length: size }, () => permit(a, 'create')));
       for (const p of wave) expect(await p.recheck()).toBe(0);
       for (const p of wave) p.done({ sent: true, httpStatus: 200 });
@@ -409,16 +409,16 @@ describe('RedisCallGate (real Redis)', () => {
   it('nothing configured: a 429 closes the open window of its process until the fleet has learned from it (the refused call frees no slot for another)', async () => {
     const a = gate({});
     await a.listening;
-    const four = await Promise.all(Array.from({ length: 4 }, () => permit(a, 'create')));
-    expect(isHeldBack(await tryOnce(a, 'create'))).toBe(true); // the window holds 4
-    four[0]!.done({ sent: true, httpStatus: 429 });
+    const first = await Promise.all(Array.from({ length: OPEN_START_IN_FLIGHT }, () => permit(a, 'create')));
+    expect(isHeldBack(await tryOnce(a, 'create'))).toBe(true); // the window holds OPEN_START_IN_FLIGHT
+    first[0]!.done({ sent: true, httpStatus: 429 });
     // Its slot is free, but the report of the 429 has not reached Redis yet: nothing more goes.
     const next = await tryOnce(a, 'create');
     expect(isHeldBack(next) && next.reason).toBe('in_flight');
     await settle();
     // Learned (by its own report or the fleet's message, whichever came first): the kind now asks Redis.
     expect(logs.some((l) => (l.obj as { partnerLimits?: { kind?: string } }).partnerLimits?.kind === 'create')).toBe(true);
-    for (const p of four.slice(1)) p.done({ sent: true, httpStatus: 200 });
+    for (const p of first.slice(1)) p.done({ sent: true, httpStatus: 200 });
   });
 
   it('a call given its permit while nothing was learned asks Redis for a token at its re-check once the fleet has learned a limit', async () => {
