@@ -77,6 +77,33 @@ describe('taking a lease: a HOT update of the order (no index entry); the first 
     }
   });
 
+  it('a take whose check says no (a partner pause set while it waited for its connection) changes nothing and answers held, whether the check answers at once or later; a yes takes the lease', async () => {
+    const pool = createPgPool(db.url, 1, { preparedStatements: true });
+    try {
+      const orders = new IntakeRepository(pool);
+      const steps = new StepsRepository(pool);
+      const body = { gift_card_code: 'FAST-FREE', amount: 500, mode: 'sync' as const };
+      const created = await orders.create({ client: 'shop', idempotencyKey: `ready-${randomUUID()}`, requestHash: requestHash(body), mode: 'sync', giftCardCode: 'FAST-FREE', amount: 500, metadata: null, callbackUrl: null, callbackSecrets: false });
+      if (created.kind !== 'created') throw new Error('expected a new order');
+      const id = created.order.id;
+      const row = async () => (await admin.query('SELECT o.lease_owner, a.state, a.call_count FROM orders o JOIN attempts a ON a.order_id = o.id WHERE o.id = $1', [id])).rows[0];
+      const untouched = { lease_owner: null, state: 'created', call_count: 0 };
+      // No, at once and after a round trip: the statement is not sent, the call is not recorded as sent.
+      expect(await steps.take(id, 1, 'w/no-now', 30_000, () => false)).toBe('held');
+      expect(await row()).toEqual(untouched);
+      expect(await steps.take(id, 1, 'w/no-later', 30_000, () => Promise.resolve(false))).toBe('held');
+      expect(await row()).toEqual(untouched);
+      // Yes after a round trip takes the lease (and a yes at once is every take above in this file).
+      const taken = await steps.take(id, 1, 'w/yes-later', 30_000, () => Promise.resolve(true));
+      expect(taken !== 'held' && taken && [taken.leased, taken.attempt.state]).toEqual([true, 'sent']);
+      expect(await row()).toEqual({ lease_owner: 'w/yes-later', state: 'sent', call_count: 1 });
+      // Its connection went back to the pool each time (one connection): a take after them still runs.
+      expect(await steps.take(id, 1, 'w/yes-now', 30_000, () => true)).not.toBe('held');
+    } finally {
+      await pool.end();
+    }
+  });
+
   it.each([
     ['named statements', true],
     ['server-side functions (behind a transaction pooler)', false],

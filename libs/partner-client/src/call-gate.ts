@@ -36,9 +36,11 @@ export interface CallPermit {
   /**
    * Right before the call is recorded as sent, when time has passed since the permit was given (waiting
    * for a database connection): 0 if the call may still go, else how long a pause the partner asked for
-   * since then still lasts (the call must not go: give the permit back and come again after it).
+   * since then still lasts (the call must not go: give the permit back and come again after it). A number
+   * at once when nothing needs asking (no limit known, or a permit a few ms old): the call's statement then
+   * goes on the connection it waited for without a turn of the event loop's queue in between.
    */
-  recheck(): Promise<number>;
+  recheck(): number | Promise<number>;
   /**
    * When this permit last asked the fleet's limits (acquired or re-checked), in ms since the epoch, taken
    * before the question went to Redis: a pause set after this moment was seen, and held the call back.

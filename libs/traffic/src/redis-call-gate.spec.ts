@@ -421,6 +421,24 @@ describe('RedisCallGate (real Redis)', () => {
     for (const p of first.slice(1)) p.done({ sent: true, httpStatus: 200 });
   });
 
+  it('a re-check with nothing to ask answers its number at once (no promise: the step sends its statement in the same turn); one that asks Redis answers later', async () => {
+    // Nothing configured, nothing learned: given in the process, re-checked in the process.
+    const open = gate({});
+    await open.listening;
+    const free = await permit(open, 'create');
+    expect(free.recheck()).toBe(0);
+    free.done({ sent: true, httpStatus: 200 });
+    // A configured rate: a permit a few ms old saw the latest pause already; an older one asks Redis.
+    const limited = gate({ create: { per_second: 1000 } });
+    const fresh = await permit(limited, 'create');
+    expect(fresh.recheck()).toBe(0);
+    await new Promise((r) => setTimeout(r, 50));
+    const later = fresh.recheck();
+    expect(later).toBeInstanceOf(Promise);
+    expect(await later).toBe(0);
+    fresh.done({ sent: true, httpStatus: 200 });
+  });
+
   it('a call given its permit while nothing was learned asks Redis for a token at its re-check once the fleet has learned a limit', async () => {
     const a = gate({});
     const b = gate({});

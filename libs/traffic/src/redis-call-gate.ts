@@ -362,7 +362,7 @@ export class RedisCallGate implements CallGate {
       get checkedAt() {
         return reasked?.checkedAt ?? checkedAt;
       },
-      recheck: async () => {
+      recheck: () => {
         const at = Date.now();
         if (window) {
           // Given here, without Redis. Still nothing learned: nothing to ask. Learned since: the call is
@@ -372,16 +372,18 @@ export class RedisCallGate implements CallGate {
             return 0;
           }
           if (reasked) return reasked.recheck();
-          const got = await this.acquire(kind, { maxWaitMs: 0, urgent: true });
-          if (isHeldBack(got)) return Math.max(1, got.waitMs);
-          reasked = got;
-          return 0;
+          return this.acquire(kind, { maxWaitMs: 0, urgent: true }).then((got) => {
+            if (isHeldBack(got)) return Math.max(1, got.waitMs);
+            reasked = got;
+            return 0;
+          });
         }
         // A permit a few ms old saw the latest pause already: no round trip.
         if (at - grantedAt < RECHECK_AFTER_MS) return 0;
-        const paused = Number((await this.guarded(() => this.redis.gatePaused(this.key(kind, 'pause'), this.key('any', 'pause')))) ?? 0);
-        checkedAt = at;
-        return paused;
+        return this.guarded(() => this.redis.gatePaused(this.key(kind, 'pause'), this.key('any', 'pause'))).then((paused) => {
+          checkedAt = at;
+          return Number(paused ?? 0);
+        });
       },
       done: (result: CallResult) => {
         if (done) return;

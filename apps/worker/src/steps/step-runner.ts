@@ -59,7 +59,13 @@ export class StepRunner {
     // The wait for a database connection comes between the permit and the lease: a pause the partner asked
     // for meanwhile (another worker's 429) still holds this call back.
     let pausedFor = 0;
-    const ready = permit ? async () => (pausedFor = await permit.recheck()) === 0 : undefined;
+    const ready = permit
+      ? () => {
+          // Answered at once when nothing needs asking: no await between the connection and the statement.
+          const paused = permit.recheck();
+          return typeof paused === 'number' ? (pausedFor = paused) === 0 : paused.then((p) => (pausedFor = p) === 0);
+        }
+      : undefined;
     const taken = await this.steps.take(job.orderId, job.stepSeq, owner, this.leases.leaseMs, ready).catch((error: unknown) => {
       permit?.done({ sent: false });
       throw error;
@@ -123,7 +129,7 @@ export class StepRunner {
   /** A permit without waiting on creations' queue (the lease is already taken: the call must go now). */
   private async permitNow(kind: CallKind): Promise<CallPermit> {
     const got = await this.gate.acquire(kind, { maxWaitMs: 0, urgent: true });
-    return isHeldBack(got) ? { kind, done: () => undefined, recheck: async () => 0 } : got;
+    return isHeldBack(got) ? { kind, done: () => undefined, recheck: () => 0 } : got;
   }
 
   /** GET /pull_requests/:request_id. A poll that learns nothing writes nothing but notes: the job re-delays itself. */

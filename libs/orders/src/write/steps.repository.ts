@@ -122,12 +122,15 @@ export class StepsRepository {
    * sent); false leaves everything as it was and answers 'held'. The wait for a connection happens before
    * it, so what it checks (the partner's pause) is as fresh as the call that follows.
    */
-  async take(orderId: string, stepSeq: number, owner: string, leaseMs: number, ready?: () => Promise<boolean>): Promise<TakenStep | null | 'held'> {
+  async take(orderId: string, stepSeq: number, owner: string, leaseMs: number, ready?: () => boolean | Promise<boolean>): Promise<TakenStep | null | 'held'> {
     const client = await this.pool.connect();
     let rows: TakeRow[];
     let sentAt = performance.now();
     try {
-      if (ready && !(await ready())) return 'held';
+      // A check answered at once is not awaited: the statement goes in the same turn as the connection came
+      // (an await would put it behind every callback already queued, with the connection held meanwhile).
+      const go = ready?.() ?? true;
+      if (go !== true && !(go !== false && (await go))) return 'held';
       sentAt = performance.now();
       const values = [orderId, stepSeq, owner, leaseMs];
       ({ rows } = await runStatement<TakeRow>(client, this.viaFunctions ? callOf(TAKE_STEP_FN, values) : prepared(TAKE_STEP_SQL, values)));
