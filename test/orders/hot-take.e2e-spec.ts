@@ -32,6 +32,14 @@ describe('taking a lease: a HOT update of the order (no index entry); the first 
     return { updates: Number(of('orders').upd), hot: Number(of('orders').hot), attemptUpdates: Number(of('attempts').upd), attemptHot: Number(of('attempts').hot) };
   };
 
+  /** A new sync order (pending, its attempt created), through the intake's own statement. */
+  const newSyncOrder = async (orders: IntakeRepository, key: string): Promise<{ id: string; requestId: string }> => {
+    const body = { gift_card_code: 'FAST-FREE', amount: 500, mode: 'sync' as const };
+    const created = await orders.create({ client: 'shop', idempotencyKey: `${key}-${randomUUID()}`, requestHash: requestHash(body), mode: 'sync', giftCardCode: 'FAST-FREE', amount: 500, metadata: null, callbackUrl: null, callbackSecrets: false });
+    if (created.kind !== 'created') throw new Error('expected a new order');
+    return { id: created.order.id, requestId: created.requestId };
+  };
+
   it.each([
     ['named statements', true],
     ['server-side functions (behind a transaction pooler)', false],
@@ -49,13 +57,8 @@ describe('taking a lease: a HOT update of the order (no index entry); the first 
     try {
       const orders = new IntakeRepository(pool);
       const steps = new StepsRepository(pool);
-      const body = { gift_card_code: 'FAST-FREE', amount: 500, mode: 'sync' as const };
       const ids: string[] = [];
-      for (let i = 0; i < 20; i++) {
-        const created = await orders.create({ client: 'shop', idempotencyKey: `hot-${randomUUID()}`, requestHash: requestHash(body), mode: 'sync', giftCardCode: 'FAST-FREE', amount: 500, metadata: null, callbackUrl: null, callbackSecrets: false });
-        if (created.kind !== 'created') throw new Error('expected a new order');
-        ids.push(created.order.id);
-      }
+      for (let i = 0; i < 20; i++) ids.push((await newSyncOrder(orders, 'hot')).id);
       await pool.query('SELECT pg_stat_force_next_flush()');
       await pool.query('SELECT 1');
       const before = await waitForCounts(counts, () => true);
@@ -82,10 +85,7 @@ describe('taking a lease: a HOT update of the order (no index entry); the first 
     try {
       const orders = new IntakeRepository(pool);
       const steps = new StepsRepository(pool);
-      const body = { gift_card_code: 'FAST-FREE', amount: 500, mode: 'sync' as const };
-      const created = await orders.create({ client: 'shop', idempotencyKey: `ready-${randomUUID()}`, requestHash: requestHash(body), mode: 'sync', giftCardCode: 'FAST-FREE', amount: 500, metadata: null, callbackUrl: null, callbackSecrets: false });
-      if (created.kind !== 'created') throw new Error('expected a new order');
-      const id = created.order.id;
+      const { id } = await newSyncOrder(orders, 'ready');
       const row = async () => (await admin.query('SELECT o.lease_owner, a.state, a.call_count FROM orders o JOIN attempts a ON a.order_id = o.id WHERE o.id = $1', [id])).rows[0];
       const untouched = { lease_owner: null, state: 'created', call_count: 0 };
       // No, at once and after a round trip: the statement is not sent, the call is not recorded as sent.
@@ -115,16 +115,13 @@ describe('taking a lease: a HOT update of the order (no index entry); the first 
       const orders = new IntakeRepository(pool);
       const steps = new StepsRepository(pool);
       const transitions = new TransitionsRepository(pool);
-      const body = { gift_card_code: 'FAST-FREE', amount: 500, mode: 'sync' as const };
-      const created = await orders.create({ client: 'shop', idempotencyKey: `first-${randomUUID()}`, requestHash: requestHash(body), mode: 'sync', giftCardCode: 'FAST-FREE', amount: 500, metadata: null, callbackUrl: null, callbackSecrets: false });
-      if (created.kind !== 'created') throw new Error('expected a new order');
-      const id = created.order.id;
+      const { id, requestId } = await newSyncOrder(orders, 'first');
       await steps.take(id, 1, 'worker:1-a/b', 30_000);
       // The partner's answer settled nothing (an unknown outcome, say); the transition names no status and no entry.
-      const first = await transitions.transition({ orderId: id, stepSeq: 1, actor: 'worker:1-a', next: { step: 'sync_call', delayMs: 60_000 }, attempt: { requestId: created.requestId, state: 'unknown' } });
+      const first = await transitions.transition({ orderId: id, stepSeq: 1, actor: 'worker:1-a', next: { step: 'sync_call', delayMs: 60_000 }, attempt: { requestId, state: 'unknown' } });
       // Another like it: the status does not move, so no entry.
       const again = await transitions.transition({ orderId: id, stepSeq: first.stepSeq, actor: 'worker:1-a', next: { step: 'sync_call', delayMs: 60_000 } });
-      const { rows } = await admin.query('SELECT type, from_status, to_status, request_id = $2 AS same_id, actor FROM order_events WHERE order_id = $1 ORDER BY id', [id, created.requestId]);
+      const { rows } = await admin.query('SELECT type, from_status, to_status, request_id = $2 AS same_id, actor FROM order_events WHERE order_id = $1 ORDER BY id', [id, requestId]);
       expect([first.status, again.status]).toEqual(['in_progress', 'in_progress']);
       expect(rows).toEqual([
         { type: 'created', from_status: null, to_status: 'pending', same_id: true, actor: 'api:shop' },

@@ -130,7 +130,7 @@ export class StepsRepository {
       // A check answered at once is not awaited: the statement goes in the same turn as the connection came
       // (an await would put it behind every callback already queued, with the connection held meanwhile).
       const go = ready?.() ?? true;
-      if (go !== true && !(go !== false && (await go))) return 'held';
+      if (!(typeof go === 'boolean' ? go : await go)) return 'held';
       sentAt = performance.now();
       const values = [orderId, stepSeq, owner, leaseMs];
       ({ rows } = await runStatement<TakeRow>(client, this.viaFunctions ? callOf(TAKE_STEP_FN, values) : prepared(TAKE_STEP_SQL, values)));
