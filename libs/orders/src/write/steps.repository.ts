@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Pool } from 'pg';
-import { PG_POOL, preparesStatements, type AttemptState, type PullMode } from '@cardpull/db';
+import type { Pool, PoolClient } from 'pg';
+import { PG_POOL, TurnBatch, preparesStatements, type AttemptState, type PullMode } from '@cardpull/db';
 import { DbClock } from './db-clock';
 import { ATTEMPT_COLUMNS, ORDER_COLUMNS, STEP_ORDER_COLUMNS, type AttemptRow, type OrderRow, type ScheduledStep, type StepOrder } from '../model/order.types';
 import { prepared, runStatement } from './prepared';
@@ -8,6 +8,7 @@ import { callOf, type ServerFunction } from './server-functions';
 import { SEND_STEPS_SQL } from '../model/order-steps';
 import { mayYieldCardSql, recheckIndexSql } from '../model/attempt-facts';
 import { noteSets, type AttemptNote } from './attempt-note';
+import { MAX_STEP_BATCH, byOrderId, settle, stepStatementSlots, type Waiter } from './step-batch';
 
 export interface CurrentStep<O extends StepOrder = OrderRow> {
   order: O;
@@ -98,6 +99,27 @@ export const TAKE_STEP_FN: ServerFunction = {
 };
 
 /**
+ * The takes of several steps in one statement (one round trip, one commit): TAKE_STEP_SQL for each, through
+ * its server-side function, in the order given (the orders' ids: byOrderId). Each function call is a
+ * statement of its own inside (it sees what the calls before it wrote), so each order is taken exactly as a
+ * take of its own would take it; they commit together. One row per take, numbered as given; `step` is null
+ * for an order that does not exist.
+ */
+const TAKE_BATCH_SQL = `SELECT i.n, t.step
+  FROM unnest($1::uuid[], $2::integer[], $3::text[], $4::float8[]) WITH ORDINALITY AS i(order_id, step_seq, owner, lease_ms, n)
+  LEFT JOIN LATERAL ${TAKE_STEP_FN.name}(i.order_id, i.step_seq, i.owner, i.lease_ms) t ON true
+  ORDER BY i.n`;
+
+/** A take waiting for the statement of its turn (StepsRepository.take's arguments). */
+interface TakeItem extends Waiter<TakenStep | null | 'held'> {
+  orderId: string;
+  stepSeq: number;
+  owner: string;
+  leaseMs: number;
+  ready?: () => boolean | Promise<boolean>;
+}
+
+/**
  * The worker's reads and the writes that do not move an order: taking a step (with its lease), notes on an
  * attempt, the reconciler's lease. Each is one SQL statement (one round trip, atomic). Moving an order is
  * TransitionsRepository's.
@@ -107,8 +129,12 @@ export class StepsRepository {
   /** The hot statements through their server-side functions (behind a transaction pooler: see server-functions.ts). */
   private readonly viaFunctions: boolean;
 
+  /** The takes of this turn of the event loop, which go to Postgres together (take). */
+  private readonly takes: TurnBatch<TakeItem>;
+
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {
     this.viaFunctions = !preparesStatements(pool);
+    this.takes = new TurnBatch<TakeItem>(MAX_STEP_BATCH, (batch) => this.takeEach(batch), stepStatementSlots(pool));
   }
 
   async current(orderId: string): Promise<CurrentStep | null> {
@@ -116,32 +142,61 @@ export class StepsRepository {
     return rows[0] ? split(rows[0]) : null;
   }
 
-  /** The order's step as the job should see it; the lease is taken when it is a due call (see TAKE_STEP_SQL). */
   /**
+   * The order's step as the job should see it; the lease is taken when it is a due call (see TAKE_STEP_SQL).
+   * The takes of one turn of the event loop share one statement and its commit (TAKE_BATCH_SQL; at most
+   * stepStatementSlots at a time, the takes that arrive meanwhile go in the next one); a statement that
+   * fails is run again take by take, so one bad take never fails the others.
+   *
    * `ready`: asked once a connection is at hand, right before the statement (which may record a call as
    * sent); false leaves everything as it was and answers 'held'. The wait for a connection happens before
    * it, so what it checks (the partner's pause) is as fresh as the call that follows.
    */
-  async take(orderId: string, stepSeq: number, owner: string, leaseMs: number, ready?: () => boolean | Promise<boolean>): Promise<TakenStep | null | 'held'> {
-    const client = await this.pool.connect();
-    let rows: TakeRow[];
-    let sentAt = performance.now();
+  take(orderId: string, stepSeq: number, owner: string, leaseMs: number, ready?: () => boolean | Promise<boolean>): Promise<TakenStep | null | 'held'> {
+    return new Promise((resolve, reject) => this.takes.push({ orderId, stepSeq, owner, leaseMs, ready, resolve, reject }));
+  }
+
+  /** One statement for the takes of a turn, on one connection; if it fails, each take alone (its own connection, its own check). */
+  private async takeEach(batch: TakeItem[]): Promise<void> {
+    let client: PoolClient;
     try {
-      // A check answered at once is not awaited: the statement goes in the same turn as the connection came
-      // (an await would put it behind every callback already queued, with the connection held meanwhile).
-      const go = ready?.() ?? true;
-      if (!(typeof go === 'boolean' ? go : await go)) return 'held';
-      sentAt = performance.now();
-      const values = [orderId, stepSeq, owner, leaseMs];
-      ({ rows } = await runStatement<TakeRow>(client, this.viaFunctions ? callOf(TAKE_STEP_FN, values) : prepared(TAKE_STEP_SQL, values)));
+      client = await this.pool.connect();
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    let failed: TakeItem[] = [];
+    try {
+      const checked = readyTakes(batch);
+      const go = Array.isArray(checked) ? checked : await checked;
+      if (!go.length) return;
+      const sentAt = performance.now();
+      try {
+        const steps = await this.takeRows(client, go);
+        go.forEach((item, i) => settle(item, () => taken(steps[i], sentAt)));
+      } catch (error) {
+        if (go.length === 1) go[0]!.reject(error);
+        else failed = go;
+      }
     } finally {
       client.release();
     }
-    const row = rows[0]?.step;
-    if (!row) return null;
-    // One pass over the row (each rest or spread of its twenty fields is a copy, per card).
-    const { leased, previousState, previousOwner, attempt, dbNow, ...order } = row;
-    return { order: reviveStepOrder(order), attempt: reviveAttempt(attempt), clock: new DbClock(date(dbNow)!), leased, previousState, previousOwner, sentAt };
+    if (failed.length) await Promise.all(failed.map((item) => this.takeEach([item])));
+  }
+
+  /** The rows of the takes `items` (in their order): one statement, which a single take keeps as it always was. */
+  private async takeRows(client: PoolClient, items: TakeItem[]): Promise<(TakeRow['step'] | undefined)[]> {
+    if (items.length === 1) {
+      const { orderId, stepSeq, owner, leaseMs } = items[0]!;
+      const values = [orderId, stepSeq, owner, leaseMs];
+      const { rows } = await runStatement<TakeRow>(client, this.viaFunctions ? callOf(TAKE_STEP_FN, values) : prepared(TAKE_STEP_SQL, values));
+      return [rows[0]?.step];
+    }
+    byOrderId(items);
+    const values = [items.map((i) => i.orderId), items.map((i) => i.stepSeq), items.map((i) => i.owner), items.map((i) => i.leaseMs)];
+    const { rows } = await runStatement<{ n: string; step: TakeRow['step'] }>(client, prepared(TAKE_BATCH_SQL, values));
+    const byN = new Map(rows.map((r) => [Number(r.n), r.step]));
+    return items.map((_, i) => byN.get(i + 1) ?? undefined);
   }
 
   /**
@@ -285,6 +340,37 @@ export class StepsRepository {
 function split<O extends StepOrder = OrderRow>(row: O & { attempt: Record<string, unknown>; dbNow: Date }): CurrentStep<O> {
   const { attempt, dbNow, ...order } = row;
   return { order: order as unknown as O, attempt: reviveAttempt(attempt), clock: new DbClock(dbNow) };
+}
+
+/**
+ * The takes of `batch` that may go, once their connection is at hand: a check answered at once is not
+ * awaited (an await would put the statement behind every callback already queued, with the connection held
+ * meanwhile). A take its check holds back is answered 'held', one whose check failed gets its error.
+ */
+function readyTakes(batch: TakeItem[]): TakeItem[] | Promise<TakeItem[]> {
+  const checks = batch.map((item) => {
+    try {
+      return item.ready?.() ?? true;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  });
+  const go = (answers: PromiseSettledResult<boolean>[]) =>
+    batch.filter((item, i) => {
+      const answer = answers[i]!;
+      if (answer.status === 'rejected') item.reject(answer.reason);
+      else if (!answer.value) item.resolve('held');
+      return answer.status === 'fulfilled' && answer.value;
+    });
+  return checks.every((c) => typeof c === 'boolean') ? go(checks.map((value) => ({ status: 'fulfilled', value }))) : Promise.allSettled(checks).then(go);
+}
+
+/** A take's row as the step runner reads it: the order and its attempt revived, the lease's start on this process's clock. */
+function taken(row: TakeRow['step'] | undefined, sentAt: number): TakenStep | null {
+  if (!row) return null;
+  // One pass over the row (each rest or spread of its twenty fields is a copy, per card).
+  const { leased, previousState, previousOwner, attempt, dbNow, ...order } = row;
+  return { order: reviveStepOrder(order), attempt: reviveAttempt(attempt), clock: new DbClock(date(dbNow)!), leased, previousState, previousOwner, sentAt };
 }
 
 /** A time as JSON has it (text, or null): a Date again. */

@@ -1,11 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool, QueryConfig } from 'pg';
-import { PG_POOL, preparesStatements, type AttemptState, type OrderStatus, type OrderStep, type PullMode } from '@cardpull/db';
+import { PG_POOL, TurnBatch, preparesStatements, type AttemptState, type OrderStatus, type OrderStep, type PullMode } from '@cardpull/db';
 import type { CardRow } from '../model/order.types';
 import { newRequestId } from '../model/ids';
 import { prepared, runStatement } from './prepared';
 import { callOf, type ServerFunction } from './server-functions';
 import { noteSets, unknownWindow, type AttemptNote } from './attempt-note';
+import { MAX_STEP_BATCH, byOrderId, settle, stepStatementSlots, type Waiter } from './step-batch';
 
 /**
  * A card as the store receives it: code, PIN and PDF link sealed (the clear pdf_url column is never written any
@@ -183,6 +184,31 @@ export const STORE_CARD_FN: ServerFunction = {
 };
 
 /**
+ * The card stores of several steps in one statement (one round trip, one commit): storeCardSql for each,
+ * through its server-side function, in the order given (the orders' ids: byOrderId). Each call is a
+ * statement of its own inside (it sees the cards the calls before it stored), so each card is stored exactly
+ * as a store of its own would store it; they commit together. One row per card, numbered as given; `role` is
+ * null for an order that does not exist (archived: the caller restores it).
+ */
+const STORE_BATCH_SQL = `SELECT i.n, s.role, s.status, s.callbacks
+  FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::timestamptz[], $9::integer[],
+              $10::text[], $11::bytea[], $12::text[], $13::text[], $14::"AttemptState"[], $15::text[])
+       WITH ORDINALITY AS i(order_id, card_id, request_id, partner_card_id, key_id, code_enc, pin_enc, expire_at, amount,
+                            gift_card_code, pdf_enc, mismatch, actor, state, partner_status, n)
+  LEFT JOIN LATERAL ${STORE_CARD_FN.name}(i.order_id, i.card_id, i.request_id, i.partner_card_id, i.key_id, i.code_enc, i.pin_enc,
+              i.expire_at, i.amount, i.gift_card_code, i.pdf_enc, i.mismatch, i.actor, i.state, i.partner_status) s ON true
+  ORDER BY i.n`;
+
+/** A card store waiting for the statement of its turn (TransitionsRepository.storeCard's arguments). */
+interface StoreItem extends Waiter<CardStoreResult | null> {
+  orderId: string;
+  card: StoredCard;
+  mismatch: string | null;
+  attempt: { state: AttemptState; partnerStatus?: string | null };
+  actor: string;
+}
+
+/**
  * Every shape of transition() as one statement, its options as parameters (for its server-side function,
  * server-functions.ts): $1 order, $2 step seq, $3 next step (null: none), $4 its delay in ms, $5 status (null:
  * kept, see KEPT_STATUS_SQL), $6 whether the error is set (to $7 code, $8 message; null clears it), $9 the waiting deadline's
@@ -252,8 +278,12 @@ export class TransitionsRepository {
   /** The card store through its server-side function (behind a transaction pooler: see server-functions.ts). */
   private readonly viaFunctions: boolean;
 
+  /** The card stores of this turn of the event loop, which go to Postgres together (storeCard). */
+  private readonly stores: TurnBatch<StoreItem>;
+
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {
     this.viaFunctions = !preparesStatements(pool);
+    this.stores = new TurnBatch<StoreItem>(MAX_STEP_BATCH, (batch) => this.storeEach(batch), stepStatementSlots(pool));
   }
 
   async transition(t: Transition): Promise<TransitionResult> {
@@ -273,7 +303,45 @@ export class TransitionsRepository {
    * Stores a card received for `orderId` and applies what it means for the order (see storeCardSql). Null
    * when the order is not in the hot tables (archived meanwhile: the caller restores it and stores again).
    */
-  async storeCard(orderId: string, card: StoredCard, mismatch: string | null, attempt: { state: AttemptState; partnerStatus?: string | null }, actor: string): Promise<CardStoreResult | null> {
+  storeCard(orderId: string, card: StoredCard, mismatch: string | null, attempt: { state: AttemptState; partnerStatus?: string | null }, actor: string): Promise<CardStoreResult | null> {
+    return new Promise((resolve, reject) => this.stores.push({ orderId, card, mismatch, attempt, actor, resolve, reject }));
+  }
+
+  /** One statement for the card stores of a turn; if it fails, each store alone (its own retries of a race), so one bad store never fails the others. */
+  private async storeEach(batch: StoreItem[]): Promise<void> {
+    if (batch.length > 1) {
+      try {
+        const rows = await this.storeRows(byOrderId(batch));
+        batch.forEach((item, i) => settle(item, () => rows[i] ?? null));
+        return;
+      } catch {
+        // Each store alone, below: the error that matters is the one of the store that causes it.
+      }
+    }
+    await Promise.all(batch.map((item) => this.storeOne(item).then(item.resolve, item.reject)));
+  }
+
+  /** The stores `items` in one statement (STORE_BATCH_SQL): what each card became, in their order. */
+  private async storeRows(items: StoreItem[]): Promise<(CardStoreResult | undefined)[]> {
+    const column = <T>(value: (item: StoreItem) => T): T[] => items.map(value);
+    const { rows } = await runStatement<{ n: string; role: CardRole | null; status: OrderStatus; callbacks: string[] }>(
+      this.pool,
+      prepared(STORE_BATCH_SQL, [
+        column((i) => i.orderId), column((i) => i.card.id), column((i) => i.card.requestId), column((i) => i.card.partnerCardId),
+        column((i) => i.card.keyId), column((i) => i.card.codeEnc), column((i) => i.card.pinEnc), column((i) => i.card.expireAt?.toISOString() ?? null),
+        column((i) => i.card.amount), column((i) => i.card.giftCardCode), column((i) => i.card.pdfEnc), column((i) => i.mismatch), column((i) => i.actor),
+        column((i) => i.attempt.state), column((i) => i.attempt.partnerStatus ?? 'issued'),
+      ]),
+    );
+    const byN = new Map(rows.map((r) => [Number(r.n), r]));
+    return items.map((_, i) => {
+      const row = byN.get(i + 1);
+      return row?.role ? { role: row.role, status: row.status, callbackEventIds: row.callbacks } : undefined;
+    });
+  }
+
+  /** One card's store, as it always was: its own statement, run again when a store of the same card won a race with it. */
+  private async storeOne({ orderId, card, mismatch, attempt, actor }: StoreItem): Promise<CardStoreResult | null> {
     const params: unknown[] = [
       orderId, card.id, card.requestId, card.partnerCardId, card.keyId, card.codeEnc, card.pinEnc,
       // As text (ISO 8601, UTC): pg would format a Date through its local-time path, per card.
