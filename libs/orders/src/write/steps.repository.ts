@@ -53,9 +53,10 @@ const CURRENT_STEP_SQL = `SELECT ${ORDER_COLUMNS}, row_to_json(a_sel) AS attempt
   WHERE o.id = $1`;
 
 /**
- * One round trip for every step job: takes the lease of a due sync_call / async_create step (counting the
- * call on its attempt, so two workers never send one request ID at once) and answers the order and its
- * attempt as they are after that, whether leased or not (a poll, a waiting check, a stale or early job).
+ * One statement for every step job (the jobs of one turn share a round trip: TAKE_BATCH_SQL): takes the
+ * lease of a due sync_call / async_create step (counting the call on its attempt, so two workers never send
+ * one request ID at once) and answers the order and its attempt as they are after that, whether leased or
+ * not (a poll, a waiting check, a stale or early job).
  * Which step runs is decided from this row, never from the job's name.
  *
  * The lease changes no column an index reads (not the status, not `updated_at`: a pending order stays
@@ -121,7 +122,7 @@ interface TakeItem extends Waiter<TakenStep | null | 'held'> {
 
 /**
  * The worker's reads and the writes that do not move an order: taking a step (with its lease), notes on an
- * attempt, the reconciler's lease. Each is one SQL statement (one round trip, atomic). Moving an order is
+ * attempt, the reconciler's lease. Each is one SQL statement (atomic; the takes of one turn share one). Moving an order is
  * TransitionsRepository's.
  */
 @Injectable()

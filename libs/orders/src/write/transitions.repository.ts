@@ -298,10 +298,11 @@ export class TransitionsRepository {
       : { applied: false, stepSeq: -1, status: null, callbackEventIds: [] };
   }
 
-
   /**
    * Stores a card received for `orderId` and applies what it means for the order (see storeCardSql). Null
    * when the order is not in the hot tables (archived meanwhile: the caller restores it and stores again).
+   * The stores of one turn of the event loop share one statement and its commit (STORE_BATCH_SQL; at most
+   * stepStatementSlots at a time, the stores that arrive meanwhile go in the next one).
    */
   storeCard(orderId: string, card: StoredCard, mismatch: string | null, attempt: { state: AttemptState; partnerStatus?: string | null }, actor: string): Promise<CardStoreResult | null> {
     return new Promise((resolve, reject) => this.stores.push({ orderId, card, mismatch, attempt, actor, resolve, reject }));
