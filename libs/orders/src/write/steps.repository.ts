@@ -62,9 +62,10 @@ const CURRENT_STEP_SQL = `SELECT ${ORDER_COLUMNS}, row_to_json(a_sel) AS attempt
  * The lease changes no column an index reads (not the status, not `updated_at`: a pending order stays
  * pending until its first answer, see KEPT_STATUS_SQL in transitions.repository.ts): with the room
  * `fillfactor` leaves in each page of `orders`, the update is HOT, one small heap record and no index entry
- * (migration 20261126160000_hot_take; test/orders/hot-take.e2e-spec.ts). When the order was sent is the
- * attempt's (first_sent_at, last_sent_at); the lease's owner is who holds the call, and `previousOwner` who
- * held it before this take (named on the timeline when its call was interrupted).
+ * (migrations 20261126160000_hot_take and 20261130170000_batched_steps; test/orders/hot-take.e2e-spec.ts).
+ * When the order was sent is the attempt's (first_sent_at, last_sent_at); the lease's owner is who holds the
+ * call, and `previousOwner` who held it before this take (named on the timeline when its call was
+ * interrupted).
  */
 const TAKE_STEP_SQL = `WITH prev_attempt AS (
     SELECT a.request_id, a.state FROM attempts a WHERE a.order_id = $1 ORDER BY a.seq DESC LIMIT 1
