@@ -364,7 +364,8 @@ function readyTakes(batch: TakeItem[]): TakeItem[] | Promise<TakeItem[]> {
       else if (!answer.value) item.resolve('held');
       return answer.status === 'fulfilled' && answer.value;
     });
-  return checks.every((c) => typeof c === 'boolean') ? go(checks.map((value) => ({ status: 'fulfilled', value }))) : Promise.allSettled(checks).then(go);
+  const atOnce = checks.every((c): c is boolean => typeof c === 'boolean');
+  return atOnce ? go((checks as boolean[]).map((value) => ({ status: 'fulfilled', value }))) : Promise.allSettled(checks).then(go);
 }
 
 /** A take's row as the step runner reads it: the order and its attempt revived, the lease's start on this process's clock. */
