@@ -108,6 +108,17 @@ describe('steps of one turn share a statement and its commit, yet each gets what
     }
   });
 
+  it('two runs of one order\'s step in the same turn (a job run twice): only one of them leases it and sends its request ID; the other sees its lease', async () => {
+    const [order] = await newOrders(1);
+    const steps = new StepsRepository(pool);
+    const taken = await Promise.all(['w/a', 'w/b'].map((owner) => steps.take(order!.id, 1, owner, 30_000)));
+    expect(taken.map((t) => (t && t !== 'held' ? t.leased : t)).sort()).toEqual([false, true]);
+    const winner = taken.find((t) => t && t !== 'held' && t.leased) as { order: { leaseOwner: string } };
+    const loser = taken.find((t) => t && t !== 'held' && !t.leased) as { order: { leaseOwner: string } };
+    expect(loser.order.leaseOwner).toBe(winner.order.leaseOwner);
+    expect(await attempts([order!.id])).toEqual([{ order_id: order!.id, state: 'sent', call_count: 1 }]);
+  });
+
   it("a take its check holds back is answered 'held' and left as it was; the others of its turn are taken", async () => {
     const orders = await newOrders(4);
     const steps = new StepsRepository(pool);

@@ -1,4 +1,4 @@
-import { TurnBatch } from './turn-batch';
+import { TurnBatch, allOrEach, type Waiter } from './turn-batch';
 
 const turn = () => new Promise((r) => setImmediate(r));
 
@@ -66,5 +66,49 @@ describe('TurnBatch', () => {
     await turn();
     await turn();
     expect(flushed).toEqual([[1], [2]]);
+  });
+});
+
+/** allOrEach: one round trip answers a whole batch; when it fails, each item alone, so only the bad one fails. */
+describe('allOrEach', () => {
+  const waiters = (ids: number[]) =>
+    ids.map((id) => {
+      const w = { id } as { id: number; answer: Promise<string> } & Waiter<string>;
+      w.answer = new Promise<string>((resolve, reject) => Object.assign(w, { resolve, reject }));
+      return w;
+    });
+
+  it('one call answers every item, in the batch\'s order; no call of its own is made', async () => {
+    const batch = waiters([1, 2, 3]);
+    const alone: number[] = [];
+    await allOrEach(batch, async (items) => items.map((i) => `all ${i.id}`), async (item) => (alone.push(item.id), `one ${item.id}`));
+    expect(await Promise.all(batch.map((w) => w.answer))).toEqual(['all 1', 'all 2', 'all 3']);
+    expect(alone).toEqual([]);
+  });
+
+  it('when the call for all fails, each item is asked alone: only the item that causes the error gets it', async () => {
+    const batch = waiters([1, 2, 3]);
+    await allOrEach(
+      batch,
+      async () => {
+        throw new Error('the batch');
+      },
+      async (item) => {
+        if (item.id === 2) throw new Error('item 2');
+        return `one ${item.id}`;
+      },
+    );
+    expect(await Promise.allSettled(batch.map((w) => w.answer))).toEqual([
+      { status: 'fulfilled', value: 'one 1' },
+      { status: 'rejected', reason: new Error('item 2') },
+      { status: 'fulfilled', value: 'one 3' },
+    ]);
+  });
+
+  it('a batch of one goes straight to its own call', async () => {
+    const batch = waiters([7]);
+    let alls = 0;
+    await allOrEach(batch, async (items) => (alls++, items.map(() => 'all')), async () => 'one');
+    expect([await batch[0]!.answer, alls]).toEqual(['one', 0]);
   });
 });

@@ -50,3 +50,40 @@ export class TurnBatch<T> {
     }
   }
 }
+
+/** A caller waiting for its part of a batched round trip. */
+export interface Waiter<T> {
+  resolve: (value: T) => void;
+  reject: (error: unknown) => void;
+}
+
+/** Answers `waiter` with what `answer` gives, or with what it throws: no waiter is left hanging. */
+export function settle<T>(waiter: Waiter<T>, answer: () => T): void {
+  try {
+    waiter.resolve(answer());
+  } catch (error) {
+    waiter.reject(error);
+  }
+}
+
+/**
+ * Answers every waiter of `batch` from one call for all of them (`all`, its answers in the batch's order);
+ * if that call fails, from a call of each one's own (`one`), so one bad item never fails the others: only
+ * the item that causes the error gets it. A batch of one goes straight to `one`.
+ */
+export async function allOrEach<T, R>(batch: (T & Waiter<R>)[], all: (items: T[]) => Promise<R[]>, one: (item: T) => Promise<R>): Promise<void> {
+  if (batch.length > 1) {
+    let answers: R[] | undefined;
+    try {
+      answers = await all(batch);
+    } catch {
+      // Each alone, below: the error that matters is the one of the item that causes it.
+    }
+    if (answers) {
+      const given = answers;
+      batch.forEach((item, i) => settle(item, () => given[i] as R));
+      return;
+    }
+  }
+  await Promise.all(batch.map((item) => one(item).then(item.resolve, item.reject)));
+}

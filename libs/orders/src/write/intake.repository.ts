@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
-import { PG_POOL, TurnBatch, preparesStatements, withTransaction, type PullMode, type Queryable } from '@cardpull/db';
+import { PG_POOL, TurnBatch, allOrEach, preparesStatements, withTransaction, type PullMode, type Queryable, type Waiter } from '@cardpull/db';
 import { newRequestId, uuidv7 } from '../model/ids';
 import { prepared, runStatement } from './prepared';
 import { ORDER_RESULT, callOf, type ServerFunction } from './server-functions';
@@ -97,12 +97,10 @@ const INTAKE_SQL = `WITH input AS (
 /** INTAKE_SQL as a server-side function (server-functions.ts): ($1 the batch as JSON). */
 export const INTAKE_FN: ServerFunction = { name: 'cardpull_intake', args: ['jsonb'], returns: ORDER_RESULT, body: INTAKE_SQL };
 
-interface IntakeItem {
+interface IntakeItem extends Waiter<OrderRow | null> {
   id: string;
   requestId: string;
   input: NewOrder;
-  resolve: (row: OrderRow | null) => void;
-  reject: (error: unknown) => void;
 }
 
 /**
@@ -140,21 +138,16 @@ export class IntakeRepository {
   }
 
   /** One statement for the batch; if it fails, each order alone, so one bad order never fails the others. */
-  private async insertEach(batch: IntakeItem[]): Promise<void> {
-    try {
-      const rows = await this.insert(batch);
-      for (const item of batch) item.resolve(rows.get(item.id) ?? null);
-    } catch (error) {
-      if (batch.length === 1) return batch[0]!.reject(error);
-      await Promise.all(
-        batch.map((item) =>
-          this.insert([item]).then(
-            (rows) => item.resolve(rows.get(item.id) ?? null),
-            (e: unknown) => item.reject(e),
-          ),
-        ),
-      );
-    }
+  private insertEach(batch: IntakeItem[]): Promise<void> {
+    const rowOf = (rows: Map<string, OrderRow>, item: IntakeItem) => rows.get(item.id) ?? null;
+    return allOrEach(
+      batch,
+      async (items) => {
+        const rows = await this.insert(items);
+        return items.map((item) => rowOf(rows, item));
+      },
+      async (item) => rowOf(await this.insert([item]), item),
+    );
   }
 
   /**

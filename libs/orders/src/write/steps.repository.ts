@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
-import { PG_POOL, TurnBatch, preparesStatements, type AttemptState, type PullMode } from '@cardpull/db';
+import { PG_POOL, TurnBatch, preparesStatements, settle, type AttemptState, type PullMode, type Waiter } from '@cardpull/db';
 import { DbClock } from './db-clock';
 import { ATTEMPT_COLUMNS, ORDER_COLUMNS, STEP_ORDER_COLUMNS, type AttemptRow, type OrderRow, type ScheduledStep, type StepOrder } from '../model/order.types';
 import { prepared, runStatement } from './prepared';
@@ -8,7 +8,7 @@ import { callOf, type ServerFunction } from './server-functions';
 import { SEND_STEPS_SQL } from '../model/order-steps';
 import { mayYieldCardSql, recheckIndexSql } from '../model/attempt-facts';
 import { noteSets, type AttemptNote } from './attempt-note';
-import { MAX_STEP_BATCH, byOrderId, settle, stepStatementSlots, type Waiter } from './step-batch';
+import { MAX_STEP_BATCH, byOrderId, stepStatementSlots } from './step-batch';
 
 export interface CurrentStep<O extends StepOrder = OrderRow> {
   order: O;

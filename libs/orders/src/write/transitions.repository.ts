@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool, QueryConfig } from 'pg';
-import { PG_POOL, TurnBatch, preparesStatements, type AttemptState, type OrderStatus, type OrderStep, type PullMode } from '@cardpull/db';
+import { PG_POOL, TurnBatch, allOrEach, preparesStatements, type AttemptState, type OrderStatus, type OrderStep, type PullMode, type Waiter } from '@cardpull/db';
 import type { CardRow } from '../model/order.types';
 import { newRequestId } from '../model/ids';
 import { prepared, runStatement } from './prepared';
 import { callOf, type ServerFunction } from './server-functions';
 import { noteSets, unknownWindow, type AttemptNote } from './attempt-note';
-import { MAX_STEP_BATCH, byOrderId, settle, stepStatementSlots, type Waiter } from './step-batch';
+import { MAX_STEP_BATCH, byOrderId, stepStatementSlots } from './step-batch';
 
 /**
  * A card as the store receives it: code, PIN and PDF link sealed (the clear pdf_url column is never written any
@@ -308,22 +308,13 @@ export class TransitionsRepository {
     return new Promise((resolve, reject) => this.stores.push({ orderId, card, mismatch, attempt, actor, resolve, reject }));
   }
 
-  /** One statement for the card stores of a turn; if it fails, each store alone (its own retries of a race), so one bad store never fails the others. */
-  private async storeEach(batch: StoreItem[]): Promise<void> {
-    if (batch.length > 1) {
-      try {
-        const rows = await this.storeRows(byOrderId(batch));
-        batch.forEach((item, i) => settle(item, () => rows[i] ?? null));
-        return;
-      } catch {
-        // Each store alone, below: the error that matters is the one of the store that causes it.
-      }
-    }
-    await Promise.all(batch.map((item) => this.storeOne(item).then(item.resolve, item.reject)));
+  /** One statement for the card stores of a turn; if it fails, each store alone (with its own retries of a race). */
+  private storeEach(batch: StoreItem[]): Promise<void> {
+    return allOrEach(byOrderId(batch), (items) => this.storeRows(items), (item) => this.storeOne(item));
   }
 
   /** The stores `items` in one statement (STORE_BATCH_SQL): what each card became, in their order. */
-  private async storeRows(items: StoreItem[]): Promise<(CardStoreResult | undefined)[]> {
+  private async storeRows(items: StoreItem[]): Promise<(CardStoreResult | null)[]> {
     const column = <T>(value: (item: StoreItem) => T): T[] => items.map(value);
     const { rows } = await runStatement<{ n: string; role: CardRole | null; status: OrderStatus; callbacks: string[] }>(
       this.pool,
@@ -337,7 +328,7 @@ export class TransitionsRepository {
     const byN = new Map(rows.map((r) => [Number(r.n), r]));
     return items.map((_, i) => {
       const row = byN.get(i + 1);
-      return row?.role ? { role: row.role, status: row.status, callbackEventIds: row.callbacks } : undefined;
+      return row?.role ? { role: row.role, status: row.status, callbackEventIds: row.callbacks } : null;
     });
   }
 
