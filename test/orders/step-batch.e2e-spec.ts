@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Pool } from 'pg';
+import { Pool as PgPool, type Pool } from 'pg';
 import { createPgPool } from '@cardpull/db';
 import { createTestDatabase, testPool, type TestDatabase } from '@cardpull/testing';
 import { IntakeRepository, StepsRepository, TransitionsRepository, requestHash, type StoredCard } from '@cardpull/orders';
@@ -176,6 +176,37 @@ describe('steps of one turn share a statement and its commit, yet each gets what
     );
     const batched = [stores[0][1].partnerCardId, stores[2][1].partnerCardId, stores[3][1].partnerCardId];
     expect(new Set((await admin.query<{ x: string }>('SELECT xmin::text AS x FROM cards WHERE partner_card_id = ANY($1)', [batched])).rows.map((r) => r.x)).size).toBe(1);
+  });
+
+  it('a renewal of leases locks its orders in the order of their ids, as a shared statement does: it waits behind one that holds the first, and neither fails', async () => {
+    const [low, high] = (await newOrders(2)).sort((a, b) => (a.id < b.id ? -1 : 1));
+    const steps = new StepsRepository(pool);
+    await Promise.all([low!, high!].map((o) => steps.take(o.id, 1, 'w/1', 30_000)));
+    // A shared statement's transaction (orders by id): it has written the lower order and will write the higher next.
+    const batch = await pool.connect();
+    const keeper = new PgPool({ connectionString: db.url, max: 1, options: '-c enable_seqscan=off -c enable_hashjoin=off -c enable_mergejoin=off' });
+    try {
+      await batch.query('BEGIN');
+      await batch.query(`SET LOCAL deadlock_timeout = '100ms'`);
+      await batch.query('UPDATE orders SET updated_at = now() WHERE id = $1', [low!.id]);
+      // The keeper's leases, in whatever order it holds them, on a connection planned as for a large table
+      // (each order looked up by its key in the order given: what the old statement did there, highest first).
+      const renewal = steps.renewLeases([high!, low!].map((o) => ({ orderId: o.id, owner: 'w/1' })), 60_000, keeper);
+      renewal.catch(() => undefined);
+      const waiting = async () => Number((await admin.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%SET lease_expires_at = now()%'`)).rows[0].n);
+      for (let i = 0; i < 200 && (await waiting()) === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(await waiting()).toBe(1);
+      // Had the renewal taken the higher order first, this would be a deadlock, and one of the two would fail.
+      await batch.query('UPDATE orders SET updated_at = now() WHERE id = $1', [high!.id]);
+      await batch.query('COMMIT');
+      expect([...(await renewal)].sort()).toEqual([low!, high!].map((o) => `${o.id} w/1`).sort());
+    } finally {
+      await batch.query('ROLLBACK').catch(() => undefined);
+      batch.release();
+      await keeper.end();
+    }
+    const { rows } = await admin.query(`SELECT count(*) AS n FROM orders WHERE id = ANY($1::uuid[]) AND lease_expires_at > now() + interval '45 seconds'`, [[low!.id, high!.id]]);
+    expect(Number(rows[0].n)).toBe(2);
   });
 
   it('a card store the database refuses fails alone: every other card of its turn is stored, once', async () => {

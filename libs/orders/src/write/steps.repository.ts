@@ -206,13 +206,23 @@ export class StepsRepository {
    * now, if its owner still holds it and it has not run out (a lease that ran out may have been taken over:
    * its call must stop). Answers the leases renewed, each as "<order id> <owner>". `via`: the keeper's own
    * connection, so a renewal never waits behind the steps' statements for a connection of the pool.
+   *
+   * The orders are locked in the order of their ids first, as the shared statements of takes and card stores
+   * lock theirs (step-batch.ts, byOrderId): a renewal and such a statement that share two orders then wait
+   * for each other instead of each holding one the other needs (a deadlock, which Postgres would break after
+   * `deadlock_timeout` by failing one of them).
    */
   async renewLeases(leases: HeldLease[], leaseMs: number, via: Pool = this.pool): Promise<Set<string>> {
     if (!leases.length) return new Set();
     const { rows } = await via.query<{ id: string; owner: string }>(
-      `UPDATE orders o SET lease_expires_at = now() + make_interval(secs => $3::float8 / 1000)
-       FROM unnest($1::uuid[], $2::text[]) AS h(id, owner)
-       WHERE o.id = h.id AND o.lease_owner = h.owner AND o.lease_expires_at > now()
+      `WITH held AS (
+         SELECT o.id, o.lease_owner AS owner FROM orders o JOIN unnest($1::uuid[], $2::text[]) AS h(id, owner) ON o.id = h.id
+         WHERE o.lease_owner = h.owner AND o.lease_expires_at > now()
+         ORDER BY o.id FOR NO KEY UPDATE OF o
+       )
+       UPDATE orders o SET lease_expires_at = now() + make_interval(secs => $3::float8 / 1000)
+       FROM held
+       WHERE o.id = held.id AND o.lease_owner = held.owner AND o.lease_expires_at > now()
        RETURNING o.id, o.lease_owner AS owner`,
       [leases.map((l) => l.orderId), leases.map((l) => l.owner), leaseMs],
     );
