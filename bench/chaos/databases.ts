@@ -77,7 +77,8 @@ async function startDedicated(opts: { reportDir: string; log: Log; cleanup: Clea
   const pgCtlAsync = (...args: string[]) => pgRunAsync(join(bin, 'pg_ctl'), ['-D', data, ...args], asPostgres);
   // BENCH_PG_STATEMENTS=1: pg_stat_statements loaded, for the e2e bench's statements per card (a diagnosis).
   const statements = process.env.BENCH_PG_STATEMENTS === '1' ? ' -c shared_preload_libraries=pg_stat_statements' : '';
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300${statements}`;
+  // Autovacuum's passes are logged (postgres.log of the report): a stall in a run can be told from one.
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300 -c log_autovacuum_min_duration=0${statements}`;
   pgCtl('-l', pgLog, '-o', options, '-w', '-t', '60', 'start');
   opts.cleanup.add('stop the Postgres cluster', () => {
     try {
