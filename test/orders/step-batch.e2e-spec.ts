@@ -130,6 +130,28 @@ describe('steps of one turn share a statement and its commit, yet each gets what
     expect(rows[0].lease_owner).toBeNull();
   });
 
+  it('a take whose check fails (at once, or later) gets that error alone; the others of its turn are taken, each once', async () => {
+    const orders = await newOrders(4);
+    const steps = new StepsRepository(pool);
+    const checks = [
+      () => true,
+      () => {
+        throw new Error('check failed at once');
+      },
+      () => Promise.reject(new Error('check failed later')),
+      () => Promise.resolve(true),
+    ];
+    const taken = await Promise.allSettled(orders.map((o, i) => steps.take(o.id, 1, `w/${i}`, 30_000, checks[i])));
+    expect(taken.map((t) => (t.status === 'rejected' ? (t.reason as Error).message : t.value && t.value !== 'held' ? t.value.leased : t.value))).toEqual([
+      true,
+      'check failed at once',
+      'check failed later',
+      true,
+    ]);
+    const states = new Map((await attempts(orders.map((o) => o.id))).map((a) => [a.order_id, [a.state, a.call_count]]));
+    expect(orders.map((o) => states.get(o.id))).toEqual([['sent', 1], ['created', 0], ['created', 0], ['sent', 1]]);
+  });
+
   it('a take the database refuses fails alone: its turn is run again take by take, and every other order is leased once', async () => {
     const orders = await newOrders(5);
     await admin.query(`INSERT INTO test_poison VALUES ('take', $1)`, [orders[1]!.id]);

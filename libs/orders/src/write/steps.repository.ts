@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
-import { PG_POOL, TurnBatch, preparesStatements, settle, type AttemptState, type PullMode, type Waiter } from '@cardpull/db';
+import { PG_POOL, TurnBatch, allOrEach, preparesStatements, type AttemptState, type PullMode, type Waiter } from '@cardpull/db';
 import { DbClock } from './db-clock';
 import { ATTEMPT_COLUMNS, ORDER_COLUMNS, STEP_ORDER_COLUMNS, type AttemptRow, type OrderRow, type ScheduledStep, type StepOrder } from '../model/order.types';
 import { prepared, runStatement } from './prepared';
@@ -158,32 +158,30 @@ export class StepsRepository {
     return new Promise((resolve, reject) => this.takes.push({ orderId, stepSeq, owner, leaseMs, ready, resolve, reject }));
   }
 
-  /** One statement for the takes of a turn, on one connection; if it fails, each take alone (its own connection, its own check). */
-  private async takeEach(batch: TakeItem[]): Promise<void> {
-    let client: PoolClient;
+  /** One statement for the takes of a turn; if it fails, each take alone (its own connection, its own check). */
+  private takeEach(batch: TakeItem[]): Promise<void> {
+    return allOrEach(batch, (items) => this.takeTogether(items), async (item) => (await this.takeTogether([item]))[0]!);
+  }
+
+  /**
+   * The takes `items` on one connection, in one statement: each one's check once the connection is at hand,
+   * then the statement for those that may go. What each take became, in their order ('held' when its check
+   * held it back); a check or the statement that fails fails the whole call (nothing was taken).
+   */
+  private async takeTogether(items: TakeItem[]): Promise<(TakenStep | null | 'held')[]> {
+    const client = await this.pool.connect();
     try {
-      client = await this.pool.connect();
-    } catch (error) {
-      for (const item of batch) item.reject(error);
-      return;
-    }
-    let failed: TakeItem[] = [];
-    try {
-      const checked = readyTakes(batch);
-      const go = Array.isArray(checked) ? checked : await checked;
-      if (!go.length) return;
+      const checked = readyTakes(items);
+      const ready = Array.isArray(checked) ? checked : await checked;
+      const go = byOrderId(items.filter((_, i) => ready[i]));
+      if (!go.length) return items.map(() => 'held');
       const sentAt = performance.now();
-      try {
-        const steps = await this.takeRows(client, go);
-        go.forEach((item, i) => settle(item, () => taken(steps[i], sentAt)));
-      } catch (error) {
-        if (go.length === 1) go[0]!.reject(error);
-        else failed = go;
-      }
+      const steps = await this.takeRows(client, go);
+      const answers = new Map(go.map((item, i) => [item, taken(steps[i], sentAt)]));
+      return items.map((item) => (answers.has(item) ? answers.get(item)! : 'held'));
     } finally {
       client.release();
     }
-    if (failed.length) await Promise.all(failed.map((item) => this.takeEach([item])));
   }
 
   /** The rows of the takes `items` (in their order): one statement, which a single take keeps as it always was. */
@@ -194,7 +192,6 @@ export class StepsRepository {
       const { rows } = await runStatement<TakeRow>(client, this.viaFunctions ? callOf(TAKE_STEP_FN, values) : prepared(TAKE_STEP_SQL, values));
       return [rows[0]?.step];
     }
-    byOrderId(items);
     const values = [items.map((i) => i.orderId), items.map((i) => i.stepSeq), items.map((i) => i.owner), items.map((i) => i.leaseMs)];
     const { rows } = await runStatement<{ n: string; step: TakeRow['step'] }>(client, prepared(TAKE_BATCH_SQL, values));
     const byN = new Map(rows.map((r) => [Number(r.n), r.step]));
@@ -355,27 +352,12 @@ function split<O extends StepOrder = OrderRow>(row: O & { attempt: Record<string
 }
 
 /**
- * The takes of `batch` that may go, once their connection is at hand: a check answered at once is not
- * awaited (an await would put the statement behind every callback already queued, with the connection held
- * meanwhile). A take its check holds back is answered 'held', one whose check failed gets its error.
+ * Each take's check, once its connection is at hand: a check answered at once is not awaited (an await would
+ * put the statement behind every callback already queued, with the connection held meanwhile).
  */
-function readyTakes(batch: TakeItem[]): TakeItem[] | Promise<TakeItem[]> {
-  const checks = batch.map((item) => {
-    try {
-      return item.ready?.() ?? true;
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  });
-  const go = (answers: PromiseSettledResult<boolean>[]) =>
-    batch.filter((item, i) => {
-      const answer = answers[i]!;
-      if (answer.status === 'rejected') item.reject(answer.reason);
-      else if (!answer.value) item.resolve('held');
-      return answer.status === 'fulfilled' && answer.value;
-    });
-  const atOnce = checks.every((c): c is boolean => typeof c === 'boolean');
-  return atOnce ? go((checks as boolean[]).map((value) => ({ status: 'fulfilled', value }))) : Promise.allSettled(checks).then(go);
+function readyTakes(items: TakeItem[]): boolean[] | Promise<boolean[]> {
+  const checks = items.map((item) => item.ready?.() ?? true);
+  return checks.every((c): c is boolean => typeof c === 'boolean') ? checks : Promise.all(checks);
 }
 
 /** A take's row as the step runner reads it: the order and its attempt revived, the lease's start on this process's clock. */
